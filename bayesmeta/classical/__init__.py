@@ -1,0 +1,1 @@
+"""Classical (closed-form and resampling) estimators. NumPy, SciPy, pandas and xarray only."""

@@ -1,0 +1,15 @@
+"""Data: the xarray schema, readers, and built-in datasets."""
+
+from bayesmeta.data import datasets
+from bayesmeta.data.io import from_long, from_wide, read_csv
+from bayesmeta.data.schema import MissingDataWarning, missing_report, validate
+
+__all__ = [
+    "MissingDataWarning",
+    "datasets",
+    "from_long",
+    "from_wide",
+    "missing_report",
+    "read_csv",
+    "validate",
+]

@@ -1,0 +1,232 @@
+"""Result objects: compute once, then print, plot, summarise or save.
+
+Every analysis in bayesmeta returns a :class:`Result`. Its :meth:`Result.summary` is a
+pandas DataFrame with one row per quantity (the estimand) and the columns of design.md:
+``classical`` (plus ``classical_low`` / ``classical_high`` and other classical columns where
+they exist), and for Bayesian fits ``mean``, ``sd``, ``hdi_low``, ``hdi_high``, ``r_hat``,
+``ess_bulk``, ``ess_tail``. Values are never rounded in the table; only printing rounds.
+
+Results round-trip through netCDF with :meth:`Result.save` and :func:`load`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta._version import __version__
+
+_REGISTRY: dict[str, type[Result]] = {}
+
+BAYES_COLUMNS = ("mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail")
+
+
+def data_hash(ds: xr.Dataset) -> str:
+    """A short, stable hash of a dataset's values and labels (provenance)."""
+    h = hashlib.sha256()
+    for name in sorted(ds.data_vars):
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(ds[name].values, dtype=float).tobytes())
+    for name in sorted(ds.coords):
+        h.update(name.encode())
+        h.update("|".join(map(str, np.asarray(ds[name].values).ravel())).encode())
+    return h.hexdigest()[:16]
+
+
+class Result:
+    """Base class of every bayesmeta result.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per quantity; see the module docstring for the columns.
+    title : str
+        The first line of the printed summary.
+    info : dict
+        Header facts (data size, method, sampler, seed, ...), printed as ``key: value``.
+    idata : arviz.InferenceData, optional
+        Posterior and sampler statistics for Bayesian fits.
+    extra : dict of xarray.DataArray or xarray.Dataset, optional
+        Further labelled outputs (curves, matrices) that are saved with the result.
+    notes : list of str
+        Footer lines (explanations, warnings).
+    """
+
+    kind: ClassVar[str] = "result"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[cls.__name__] = cls
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        *,
+        title: str,
+        info: dict[str, Any] | None = None,
+        idata: Any = None,
+        extra: dict[str, xr.DataArray | xr.Dataset] | None = None,
+        notes: list[str] | None = None,
+        ci_prob: float = 0.94,
+    ) -> None:
+        self._table = table
+        self.title = title
+        self.info = dict(info or {})
+        self.info.setdefault("bayesmeta", __version__)
+        self.idata = idata
+        self.extra = dict(extra or {})
+        self.notes = list(notes or [])
+        self.ci_prob = ci_prob
+
+    # ------------------------------------------------------------------ access
+    def summary(self) -> pd.DataFrame:
+        """The table of estimates: one row per quantity, raw (unrounded) values."""
+        out = self._table.copy()
+        out.attrs = {"ci_prob": self.ci_prob, "ci_kind": "hdi", "title": self.title}
+        return out
+
+    @property
+    def posterior(self) -> xr.Dataset | None:
+        """The posterior draws (dims ``chain``, ``draw`` and named model dims)."""
+        return None if self.idata is None else self.idata.posterior
+
+    def to_csv(self, path: str | Path) -> None:
+        """Write the raw summary table to CSV."""
+        self.summary().to_csv(path)
+
+    # ------------------------------------------------------------------ printing
+    def _format_table(self, table: pd.DataFrame) -> str:
+        shown = table.copy()
+        for col in shown.columns:
+            if col in ("ess_bulk", "ess_tail") and pd.api.types.is_numeric_dtype(shown[col]):
+                shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.0f}")
+            elif pd.api.types.is_float_dtype(shown[col]):
+                shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+        with pd.option_context("display.max_rows", 500, "display.width", 200):
+            return shown.to_string()
+
+    def _body(self) -> str:
+        return self._format_table(self._table)
+
+    def __str__(self) -> str:
+        lines = [self.title, ""]
+        width = max((len(k) for k in self.info), default=0)
+        for key, value in self.info.items():
+            lines.append(f"  {key:<{width}}  {value}")
+        lines += ["", self._body()]
+        if any(c in self._table.columns for c in ("hdi_low", "hdi_high")):
+            lines += [
+                "",
+                f"  Intervals are {self.ci_prob:.0%} highest-density intervals of the posterior. "
+                "r_hat near 1 (<= 1.01) and ess_bulk/ess_tail",
+                "  >= 400 mean the chains agree and the summary is precise enough to report.",
+            ]
+        if self.notes:
+            lines += [""] + [f"  Note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.title} ({len(self._table)} rows)>"
+
+    # ------------------------------------------------------------------ plotting
+    def plot(self, ax: Any = None, column: str | None = None) -> Any:
+        """Forest plot of the quantities: classical estimate as a cross, posterior mean
+        with its HDI as a dot and a line where present. Returns the matplotlib Figure."""
+        from bayesmeta.plots import plot_forest
+
+        return plot_forest(self, ax=ax, column=column).figure
+
+    # ------------------------------------------------------------------ saving
+    def save(self, path: str | Path) -> Path:
+        """Save the result to a netCDF file (groups: summary, idata groups, extras)."""
+        path = Path(path)
+        tree: dict[str, xr.Dataset] = {}
+        table = self._table.copy()
+        index_name = table.index.name or "quantity"
+        summary = xr.Dataset.from_dataframe(table.rename_axis("__row__").reset_index())
+        summary.attrs["index_name"] = index_name
+        tree["/summary"] = summary
+        if self.idata is not None:
+            for group in self.idata.groups():
+                tree[f"/idata/{group}"] = self.idata[group]
+        for name, value in self.extra.items():
+            tree[f"/extra/{name}"] = value.to_dataset(name="__value__") if isinstance(
+                value, xr.DataArray
+            ) else value
+        root = xr.Dataset(
+            attrs={
+                "bayesmeta_class": type(self).__name__,
+                "title": self.title,
+                "info": json.dumps(self.info, default=str),
+                "notes": json.dumps(self.notes),
+                "ci_prob": self.ci_prob,
+                "state": json.dumps(self._state(), default=str),
+                "extra_kinds": json.dumps(
+                    {k: ("dataarray" if isinstance(v, xr.DataArray) else "dataset")
+                     for k, v in self.extra.items()}
+                ),
+            }
+        )
+        tree["/"] = root
+        dt = xr.DataTree.from_dict(tree)
+        dt.to_netcdf(path, engine="h5netcdf")
+        return path
+
+    def _state(self) -> dict[str, Any]:
+        """Extra JSON-serialisable state of a subclass, restored by :meth:`_restore`."""
+        return {}
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        return None
+
+
+def load(path: str | Path) -> Result:
+    """Load a result saved with :meth:`Result.save`.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm, tempfile, os
+    >>> res = bm.consistency(bm.datasets.simulated(n_systems=5, n_items=10))
+    >>> p = os.path.join(tempfile.mkdtemp(), "fit.nc")
+    >>> _ = res.save(p)
+    >>> bm.load(p).summary().equals(res.summary())
+    True
+    """
+    dt = xr.open_datatree(path, engine="h5netcdf").load()
+    attrs = dt.attrs
+    cls = _REGISTRY.get(attrs["bayesmeta_class"], Result)
+    summary = dt["summary"].to_dataset()
+    index_name = summary.attrs.get("index_name", "quantity")
+    table = summary.to_dataframe().set_index("__row__")
+    table.index = pd.Index(table.index.values, name=index_name)
+    idata = None
+    if "idata" in dt.children:
+        import arviz as az
+
+        groups = {name: node.to_dataset() for name, node in dt["idata"].children.items()}
+        idata = az.InferenceData(**groups)
+    extra: dict[str, xr.DataArray | xr.Dataset] = {}
+    kinds = json.loads(attrs.get("extra_kinds", "{}"))
+    if "extra" in dt.children:
+        for name, node in dt["extra"].children.items():
+            ds = node.to_dataset()
+            extra[name] = ds["__value__"] if kinds.get(name) == "dataarray" else ds
+    obj = cls.__new__(cls)
+    Result.__init__(
+        obj,
+        table,
+        title=attrs["title"],
+        info=json.loads(attrs["info"]),
+        idata=idata,
+        extra=extra,
+        notes=json.loads(attrs["notes"]),
+        ci_prob=float(attrs["ci_prob"]),
+    )
+    obj._restore(json.loads(attrs.get("state", "{}")))
+    return obj
