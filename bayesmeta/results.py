@@ -148,9 +148,13 @@ class Result:
         path = Path(path)
         tree: dict[str, xr.Dataset] = {}
         table = self._table.copy()
-        index_name = table.index.name or "quantity"
-        summary = xr.Dataset.from_dataframe(table.rename_axis("__row__").reset_index())
-        summary.attrs["index_name"] = index_name
+        names = [n if n is not None else f"level_{k}" for k, n in enumerate(table.index.names)]
+        table.index = table.index.set_names(names)
+        flat = table.reset_index()
+        flat.index = pd.RangeIndex(len(flat), name="__row__")
+        summary = xr.Dataset.from_dataframe(flat)
+        summary.attrs["index_names"] = json.dumps(names)
+        summary.attrs["columns"] = json.dumps([str(c) for c in table.columns])
         tree["/summary"] = summary
         if self.idata is not None:
             for group in self.idata.groups():
@@ -202,9 +206,12 @@ def load(path: str | Path) -> Result:
     attrs = dt.attrs
     cls = _REGISTRY.get(attrs["bayesmeta_class"], Result)
     summary = dt["summary"].to_dataset()
-    index_name = summary.attrs.get("index_name", "quantity")
-    table = summary.to_dataframe().set_index("__row__")
-    table.index = pd.Index(table.index.values, name=index_name)
+    names = json.loads(summary.attrs["index_names"])
+    flat = summary.to_dataframe()
+    for col in flat.columns:
+        if flat[col].dtype == object or pd.api.types.is_string_dtype(flat[col]):
+            flat[col] = flat[col].astype(str)
+    table = flat.set_index(names)[json.loads(summary.attrs["columns"])]
     idata = None
     if "idata" in dt.children:
         import arviz as az

@@ -139,7 +139,10 @@ def mtmm(
                 design[["variable", "method", "trait"]].itertuples(index=False)]
     else:
         spec = [(str(v), str(mt[0]), str(mt[1])) for v, mt in design.items()]
-    spec.sort(key=lambda x: (x[2], x[1]))
+    # group by trait, then method, each in order of first appearance (MetricEval's layout)
+    trait_order = list(dict.fromkeys(t for _, _, t in spec))
+    method_order = list(dict.fromkeys(m for _, m, _ in spec))
+    spec.sort(key=lambda x: (trait_order.index(x[2]), method_order.index(x[1])))
     metric_names = set(map(str, data["metric"].values)) if "score" in data else set()
     metrics = [v for v, _, _ in spec if v in metric_names]
     ratings = [v for v, _, _ in spec if v not in metric_names]

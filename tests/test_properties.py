@@ -1,0 +1,74 @@
+"""Property-based tests: invariance to relabelling, bounds of alpha and correlations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bayesmeta as bm
+
+SETTINGS = settings(max_examples=25, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _dataset(seed: int, n_sys: int, n_items: int):
+    return bm.datasets.simulated(random_seed=seed, n_systems=n_sys, n_items=n_items,
+                                 n_metrics=4)
+
+
+def _all_stats(ds) -> dict[str, pd.Series]:
+    return {
+        "consistency": bm.consistency(ds).summary()["classical"],
+        "sem": bm.consistency(ds).summary()["sem"],
+        "stability": bm.stability(ds).summary()["classical"],
+        "agreement": bm.agreement(ds).summary()["classical"],
+        "mtmm": bm.mtmm(ds, method="kendall").summary()["classical"],
+        "cv_item": bm.concurrent_validity(ds, "COH", level="item").summary()["classical"],
+        "cv_system": bm.concurrent_validity(ds, "CON", method="pearson").summary()[
+            "classical"],
+    }
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n_sys=st.integers(4, 9), n_items=st.integers(3, 12),
+       perm_seed=st.integers(0, 10_000))
+def test_relabelling_systems_and_items_changes_nothing(seed, n_sys, n_items, perm_seed):
+    import warnings
+
+    ds = _dataset(seed, n_sys, n_items)
+    rng = np.random.default_rng(perm_seed)
+    new_sys = [f"sys_{x}" for x in rng.permutation(n_sys)]
+    new_items = [f"it_{x}" for x in rng.permutation(n_items)]
+    shuffled = ds.assign_coords(system=new_sys, item=new_items).isel(
+        system=rng.permutation(n_sys), item=rng.permutation(n_items))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a, b = _all_stats(ds), _all_stats(shuffled)
+    for name in a:
+        pd.testing.assert_series_equal(a[name], b[name], atol=1e-10, rtol=0, obj=name)
+
+
+@SETTINGS
+@given(data=st.data(), n_sys=st.integers(3, 12), n_items=st.integers(2, 15))
+def test_alpha_at_most_one(data, n_sys, n_items):
+    from bayesmeta.classical.reliability import cronbach_alpha
+
+    vals = data.draw(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=n_sys * n_items,
+                              max_size=n_sys * n_items))
+    y = np.array(vals).reshape(n_sys, n_items)
+    a = cronbach_alpha(y)
+    assert np.isnan(a) or a <= 1 + 1e-12
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), method=st.sampled_from(["pearson", "spearman", "kendall"]),
+       level=st.sampled_from(["system", "item", "input", "global"]))
+def test_correlations_bounded(seed, method, level):
+    ds = _dataset(seed, 6, 8)
+    cv = bm.concurrent_validity(ds, "FLU", method=method, level=level).summary()["classical"]
+    assert ((cv.dropna() >= -1 - 1e-12) & (cv.dropna() <= 1 + 1e-12)).all()
+    mt = bm.mtmm(ds, method=method).summary()
+    off = mt.loc[mt["cell"] != "reliability", "classical"].dropna()
+    assert ((off >= -1 - 1e-12) & (off <= 1 + 1e-12)).all()
