@@ -87,7 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError) as err:
         print(f"bayesmeta: error: {err}", file=sys.stderr)
         return 2
-    print(text)
+    try:
+        print(text)
+    except BrokenPipeError:  # e.g. `bayesmeta demo | head`
+        sys.stderr.close()
+        return 0
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     return 0

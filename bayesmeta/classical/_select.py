@@ -42,6 +42,7 @@ def quantities(
     metrics: Sequence[str] | None = None,
     ratings: bool | Sequence[str] = True,
     run: str | int | None = None,
+    normalize: bool = False,
 ) -> xr.DataArray:
     """Stack metrics and rater x trait ratings into one array with dims
     ``(quantity, system, item)`` and a coordinate ``kind`` ("metric" or "rating").
@@ -54,6 +55,9 @@ def quantities(
         Include every rater x trait (True), none (False) or the listed labels.
     run : label, int, "mean" or None
         Which metric run (default the first).
+    normalize : bool
+        Rank-normalise each quantity over all its (system, item) cells first
+        (:func:`bayesmeta.classical.reliability.rank_normalize`, MetricEval App. A.2).
     """
     validate(ds, warn_missing=False)
     parts = []
@@ -87,6 +91,10 @@ def quantities(
     if not parts:
         raise ValueError("nothing to analyse: no metrics and no ratings were selected.")
     values = np.concatenate([p[0] for p in parts], axis=0)
+    if normalize:
+        from bayesmeta.classical.reliability import rank_normalize
+
+        values = np.stack([rank_normalize(v.ravel()).reshape(v.shape) for v in values])
     labels = functools.reduce(operator.iadd, (p[1] for p in parts), [])
     kinds = functools.reduce(operator.iadd, (p[2] for p in parts), [])
     return xr.DataArray(

@@ -170,6 +170,7 @@ def consistency(
     metrics: Sequence[str] | None = None,
     ratings: bool | Sequence[str] = True,
     run: str | int | None = None,
+    normalize: bool = False,
     ci_prob: float = 0.95,
 ) -> ConsistencyResult:
     r"""Metric consistency: coefficient alpha of system means over items, with SEM.
@@ -202,6 +203,8 @@ def consistency(
         Include rater x trait ratings (labels ``"<rater>.<trait>"``).
     run : label, int, "mean" or None
         Metric run to use (default the first; ``"mean"`` averages runs).
+    normalize : bool
+        Rank-normalise each quantity over all outputs first (MetricEval App. A.2).
 
     Returns
     -------
@@ -224,7 +227,7 @@ def consistency(
     R equivalent: ``psych::alpha(t(scores), use = "pairwise")$total$raw_alpha``.
     """
     validate(data, warn_missing=False)
-    q = quantities(data, metrics=metrics, ratings=ratings, run=run)
+    q = quantities(data, metrics=metrics, ratings=ratings, run=run, normalize=normalize)
     y = q.values  # (Q, S, J)
     S, J = y.shape[1], y.shape[2]
     if n_items is None or n_items == J:
@@ -262,6 +265,8 @@ def consistency(
     )
     info = {"data": _describe(data), "estimator": "coefficient alpha (pairwise-complete)",
             "SEM": "SD of system means x sqrt(1 - alpha)"}
+    if normalize:
+        info["scores"] = "rank-normalised (inverse-normal ECDF, MetricEval App. A.2)"
     if len(subsets) > 1:
         lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
         table["classical_low"] = np.quantile(alphas, lo, axis=1)

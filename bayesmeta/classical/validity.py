@@ -87,6 +87,7 @@ def mtmm(
     method: str = "kendall",
     *,
     run: str | int | None = None,
+    normalize: bool = False,
 ) -> MTMMResult:
     """Multitrait-multimethod table of system-level correlations (Campbell & Fiske, 1959).
 
@@ -107,6 +108,10 @@ def mtmm(
         the method.
     method : {"kendall", "spearman", "pearson"}
     run : metric run to use (default the first).
+    normalize : bool
+        Rank-normalise every variable over all outputs before averaging per system
+        (MetricEval App. A.2). MetricEval's Table 1 was computed this way: with
+        ``normalize=True`` its off-diagonal cells are reproduced to two decimals.
 
     Returns
     -------
@@ -146,10 +151,11 @@ def mtmm(
     metric_names = set(map(str, data["metric"].values)) if "score" in data else set()
     metrics = [v for v, _, _ in spec if v in metric_names]
     ratings = [v for v, _, _ in spec if v not in metric_names]
-    q = quantities(data, metrics=metrics, ratings=ratings if ratings else False, run=run)
+    q = quantities(data, metrics=metrics, ratings=ratings if ratings else False, run=run,
+                   normalize=normalize)
     q = q.sel(quantity=[v for v, _, _ in spec])
     alpha = consistency(data, metrics=metrics, ratings=ratings if ratings else False,
-                        run=run).summary()["classical"]
+                        run=run, normalize=normalize).summary()["classical"]
     with np.errstate(invalid="ignore"):
         means = np.nanmean(q.values, axis=2)
     rows = []
@@ -172,7 +178,8 @@ def mtmm(
     table = table.set_index("pair")
     res = MTMMResult(table, title="Multitrait-multimethod table (system level)",
                      info={"data": _describe(data), "correlation": method,
-                           "diagonal": "consistency (coefficient alpha)"})
+                           "diagonal": "consistency (coefficient alpha)",
+                           "scores": "rank-normalised" if normalize else "raw"})
     res._order = [(t, m) for _, m, t in spec]
     return res
 
