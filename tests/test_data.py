@@ -224,3 +224,11 @@ def test_import_does_not_import_pymc():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == ""
+
+
+def test_ratings_pattern_needs_named_groups():
+    with pytest.raises(ValueError, match="needs named groups 'rater' and 'trait'"):
+        bm.from_wide(_wide_frame(), system="sys", item="doc", ratings=r"^r\d_coh$")
+    with pytest.raises(ValueError, match="no column matches the ratings pattern"):
+        bm.from_wide(_wide_frame(), system="sys", item="doc",
+                     ratings=r"^(?P<rater>x\d)_(?P<trait>\w+)$")

@@ -130,6 +130,9 @@ def from_wide(
     rating_map: dict[str, tuple[str, str]] = {}
     if isinstance(ratings, str):
         pattern = re.compile(ratings)
+        if not {"rater", "trait"} <= set(pattern.groupindex):
+            raise ValueError(f"the ratings pattern {ratings!r} needs named groups 'rater' and "
+                             f"'trait', e.g. r'^(?P<rater>r\\d)_(?P<trait>\\w+)$'.")
         for col in df.columns:
             m = pattern.match(str(col))
             if m:
