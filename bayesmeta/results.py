@@ -27,6 +27,105 @@ _REGISTRY: dict[str, type[Result]] = {}
 BAYES_COLUMNS = ("mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail")
 
 
+def hdi(draws: np.ndarray, ci_prob: float = 0.94, axis: tuple[int, ...] = (0, 1)) -> np.ndarray:
+    """Highest-density interval over the sample axes, vectorised over the other axes.
+
+    The narrowest window holding ``floor(ci_prob * n)`` sorted draws (the algorithm of
+    ``arviz.hdi`` for unimodal posteriors). Returns an array with a last axis of length 2
+    (lower, upper); NaN where all draws are NaN.
+    """
+    x = np.asarray(draws, dtype=float)
+    axis = tuple(a % x.ndim for a in axis)
+    rest = [a for a in range(x.ndim) if a not in axis]
+    x = np.transpose(x, rest + list(axis)).reshape([x.shape[a] for a in rest] + [-1])
+    n = x.shape[-1]
+    inc = int(np.floor(ci_prob * n))
+    if inc < 1 or inc >= n:
+        raise ValueError(f"too few draws ({n}) for a {ci_prob:.0%} interval.")
+    srt = np.sort(x, axis=-1)
+    width = srt[..., inc:] - srt[..., : n - inc]
+    nan = np.isnan(width).all(axis=-1)
+    lo_idx = np.argmin(np.where(np.isnan(width), np.inf, width), axis=-1)[..., None]
+    lo = np.take_along_axis(srt, lo_idx, axis=-1)[..., 0]
+    hi = np.take_along_axis(srt, lo_idx + inc, axis=-1)[..., 0]
+    out = np.stack([lo, hi], axis=-1)
+    out[nan] = np.nan
+    return out
+
+
+def bayes_summary(
+    posterior: Any,
+    var_names: list[str] | None = None,
+    *,
+    ci_prob: float = 0.94,
+    diagnostics: xr.Dataset | None = None,
+) -> pd.DataFrame:
+    """Posterior summary columns ``mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, ess_tail``.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset or arviz.InferenceData
+        Draws with dims ``chain`` and ``draw`` (and any named dims).
+    var_names : list of str, optional
+        Variables to summarise (default all).
+    ci_prob : float
+        Probability of the highest-density interval.
+    diagnostics : xarray.Dataset, optional
+        Precomputed ``<var>__r_hat``, ``<var>__ess_bulk``, ``<var>__ess_tail`` (from
+        :func:`bayesmeta.sampling.diagnose`); computed with ArviZ when omitted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per element of each variable: a column ``variable``, one column per
+        named dim (the coordinate label; missing where a variable lacks the dim), then
+        the summary columns. ``sd`` uses ``ddof=0``; constant quantities get NaN
+        ``r_hat`` / ESS.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayesmeta.results import bayes_summary
+    >>> x = np.random.default_rng(0).normal(size=(2, 500, 3))
+    >>> post = xr.Dataset({"b": (("chain", "draw", "k"), x)}, coords={"k": ["a", "b", "c"]})
+    >>> list(bayes_summary(post).columns)
+    ['variable', 'k', 'mean', 'sd', 'hdi_low', 'hdi_high', 'r_hat', 'ess_bulk', 'ess_tail']
+    """
+    post = posterior.posterior if hasattr(posterior, "posterior") else posterior
+    names = list(var_names) if var_names is not None else list(post.data_vars)
+    if diagnostics is None:
+        from bayesmeta.sampling import diagnose
+
+        diagnostics = diagnose(post[names])
+    frames = []
+    for name in names:
+        da = post[name].transpose("chain", "draw", ...)
+        dims = list(da.dims[2:])
+        vals = np.asarray(da.values, dtype=float)
+        with np.errstate(invalid="ignore"):
+            stats = {
+                "mean": vals.mean(axis=(0, 1)),
+                "sd": vals.std(axis=(0, 1)),
+            }
+        interval = hdi(vals, ci_prob) if vals.size else np.full(vals.shape[2:] + (2,), np.nan)
+        stats["hdi_low"] = interval[..., 0]
+        stats["hdi_high"] = interval[..., 1]
+        for col in ("r_hat", "ess_bulk", "ess_tail"):
+            stats[col] = np.asarray(diagnostics[f"{name}__{col}"].transpose(*dims).values,
+                                    dtype=float)
+        grid = (np.meshgrid(*[np.asarray(da[d].values) for d in dims], indexing="ij")
+                if dims else [])
+        frame = {"variable": np.full(int(np.prod(vals.shape[2:], dtype=int)), name)}
+        for d, g in zip(dims, grid, strict=True):
+            frame[d] = g.ravel()
+        for col, v in stats.items():
+            frame[col] = np.asarray(v).ravel()
+        frames.append(pd.DataFrame(frame))
+    out = pd.concat(frames, ignore_index=True)
+    lead = ["variable"] + [c for c in out.columns if c not in ("variable", *BAYES_COLUMNS)]
+    return out[lead + list(BAYES_COLUMNS)]
+
+
 def data_hash(ds: xr.Dataset) -> str:
     """A short, stable hash of a dataset's values and labels (provenance)."""
     h = hashlib.sha256()
