@@ -12,6 +12,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 """
 
 from bayesmeta._version import __version__
+from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
 from bayesmeta.classical.reliability import (
     consistency,
@@ -37,6 +38,7 @@ __all__ = [
     "Result",
     "__version__",
     "agreement",
+    "cfa",
     "concurrent_validity",
     "consistency",
     "datasets",
