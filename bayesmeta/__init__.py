@@ -14,6 +14,13 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
+from bayesmeta.classical.metameasures import (
+    discriminative_power,
+    granularity,
+    granularity_simulation,
+    ranking_consistency,
+)
+from bayesmeta.classical.metric_comparison import compare_metrics, correlations
 from bayesmeta.classical.reliability import (
     consistency,
     items_needed,
@@ -22,6 +29,7 @@ from bayesmeta.classical.reliability import (
     stability,
 )
 from bayesmeta.classical.validity import concurrent_validity, mtmm
+from bayesmeta.compare import compare
 from bayesmeta.data import (
     MissingDataWarning,
     datasets,
@@ -31,6 +39,9 @@ from bayesmeta.data import (
     read_csv,
     validate,
 )
+from bayesmeta.models.correlation import fit_correlation_model
+from bayesmeta.models.rater import rater_bias
+from bayesmeta.models.true_score import decision_study, reliability
 from bayesmeta.results import Result, load
 
 __all__ = [
@@ -39,17 +50,28 @@ __all__ = [
     "__version__",
     "agreement",
     "cfa",
+    "compare",
+    "compare_metrics",
     "concurrent_validity",
     "consistency",
+    "correlations",
     "datasets",
+    "decision_study",
+    "discriminative_power",
+    "fit_correlation_model",
     "from_long",
     "from_wide",
+    "granularity",
+    "granularity_simulation",
     "items_needed",
     "load",
     "missing_report",
     "mtmm",
     "rank_normalize",
+    "ranking_consistency",
+    "rater_bias",
     "read_csv",
+    "reliability",
     "spearman_brown",
     "stability",
     "validate",

@@ -125,9 +125,12 @@ def cfa(
     """
     key = str(method).lower()
     if key == "bayes":
-        raise NotImplementedError(
-            "method='bayes' (the Bayesian ordinal CFA, bayesmeta.models.ordinal_cfa) is not "
-            "implemented yet; use method='wlsmv' for lavaan's classical WLSMV fit.")
+        from bayesmeta.models.ordinal_cfa import ordinal_cfa
+
+        if not ordered:
+            raise NotImplementedError("ordered=False is not implemented for method='bayes'; "
+                                      "the Bayesian CFA fits ordinal indicators only.")
+        return ordinal_cfa(syntax, data, ci_prob=ci_prob)
     if key not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
                          f"{method!r}.")

@@ -46,3 +46,111 @@ def plot_forest(result: Any, ax: Any = None, column: str | None = None) -> Any:
     ax.legend(fontsize=8, loc="best")
     ax.figure.tight_layout()
     return ax
+
+
+def plot_decision_curve(result: Any, ax: Any = None, quantities: Any = None,
+                        runs: Any = None) -> Any:
+    """Decision-study curves of a :class:`~bayesmeta.models.true_score.DecisionStudyResult`:
+    posterior mean reliability against the number of items (line), its HDI (band), the
+    classical plug-in (dashed) and the target (dotted). Returns the Axes."""
+    table = result.summary()
+    qs = list(dict.fromkeys(table.index.get_level_values("quantity")))
+    if quantities is not None:
+        qs = [q for q in qs if q in set(quantities)]
+    rs = sorted(set(table.index.get_level_values("runs")))
+    if runs is not None:
+        rs = [r for r in rs if r in set(runs)]
+    ax = _axes(ax, height=4.0)
+    k = 0
+    for q in qs:
+        for r in rs:
+            rows = ((table.index.get_level_values("quantity") == q)
+                    & (table.index.get_level_values("runs") == r))
+            if not rows.any():
+                continue
+            sub = table[rows]
+            x = np.asarray(sub.index.get_level_values("items"), dtype=float)
+            color = f"C{k % 10}"
+            label = q if len(rs) == 1 else f"{q}, {r} run{'s' if r > 1 else ''}"
+            ax.fill_between(x, sub["hdi_low"], sub["hdi_high"], color=color, alpha=0.2, lw=0)
+            ax.plot(x, sub["mean"], "-", color=color, lw=1.5, label=label)
+            if sub["classical"].notna().any():
+                ax.plot(x, sub["classical"], "--", color=color, lw=1)
+            k += 1
+    target = getattr(result, "target", None)
+    if target is not None:
+        ax.axhline(target, color="0.4", ls=":", lw=1)
+    ax.set_xlabel("number of items")
+    ax.set_ylabel("reliability of system means")
+    ax.set_title(f"{result.title} (bands: {result.ci_prob:.0%} HDI; dashed: classical)",
+                 fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_pvalue_curves(result: Any, ax: Any = None, measures: Any = None) -> Any:
+    """P-value curves of a :class:`~bayesmeta.classical.metameasures.DiscriminativePowerResult`
+    (paper 001, Sec. 4.1): each measure's pair p-values sorted in descending order; the
+    closer to the axes, the more discriminative. Returns the Axes."""
+    curve = result.extra["curve"]
+    names = list(curve["measure"].values) if measures is None else list(measures)
+    ax = _axes(ax, height=4.5)
+    styles = {"pearson": "-", "spearman": "--", "kendall": ":"}
+    colors = {"system": "C0", "input": "C1", "global": "C2", "item": "C3"}
+    for name in names:
+        g, c = str(name).split("_", 1)
+        ax.plot(curve["position"].values, curve.sel(measure=name).values,
+                styles.get(c, "-"), color=colors.get(g, None), lw=1.3, label=str(name))
+    ax.set_xlabel("metric pairs (sorted by p-value)")
+    ax.set_ylabel("p-value")
+    ax.set_title(result.title, fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_rank_distribution(result: Any, ax: Any = None, measure: str = "global_pearson"
+                           ) -> Any:
+    """Posterior rank distribution of each metric under one measure, from a
+    :class:`~bayesmeta.classical.metric_comparison.MetricComparisonResult`: a metric x rank
+    heatmap of probabilities (rank 1 = best), metrics ordered by expected rank. Returns the
+    Axes."""
+    prob = result.extra["rank_probability"].sel(measure=measure)
+    ranks = prob["rank"].values
+    order = np.argsort((prob.values * ranks).sum(1))
+    mat = prob.values[order]
+    labels = [str(m) for m in prob["metric"].values[order]]
+    ax = _axes(ax, height=max(3.0, 0.2 * len(labels) + 1))
+    im = ax.imshow(mat, aspect="auto", cmap="Blues", vmin=0, vmax=1)
+    ax.set_yticks(np.arange(len(labels)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_xticks(np.arange(len(ranks)))
+    ax.set_xticklabels([str(r) for r in ranks], fontsize=6)
+    ax.set_xlabel("rank (1 = highest)")
+    ax.set_title(f"Posterior rank distribution: {measure}", fontsize=10)
+    ax.figure.colorbar(im, ax=ax, label="probability")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_beats_heatmap(result: Any, ax: Any = None, measure: str = "global_pearson") -> Any:
+    """Heatmap of P(row metric beats column metric) under one measure, from a
+    :class:`~bayesmeta.classical.metric_comparison.MetricComparisonResult`; metrics ordered by
+    their mean probability of beating the others. Returns the Axes."""
+    beats = result.extra["p_beats"].sel(measure=measure)
+    mat = beats.values.copy()
+    np.fill_diagonal(mat, np.nan)
+    order = np.argsort(-np.nanmean(mat, 1))
+    mat = mat[np.ix_(order, order)]
+    labels = [str(m) for m in beats["metric"].values[order]]
+    ax = _axes(ax, height=max(3.5, 0.2 * len(labels) + 1.5))
+    im = ax.imshow(mat, cmap="RdBu_r", vmin=0, vmax=1)
+    ax.set_xticks(np.arange(len(labels)))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_yticks(np.arange(len(labels)))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_title(f"P(row beats column): {measure}", fontsize=10)
+    ax.figure.colorbar(im, ax=ax, label="posterior probability")
+    ax.figure.tight_layout()
+    return ax

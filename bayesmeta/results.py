@@ -107,7 +107,7 @@ def bayes_summary(
                 "mean": vals.mean(axis=(0, 1)),
                 "sd": vals.std(axis=(0, 1)),
             }
-        interval = hdi(vals, ci_prob) if vals.size else np.full(vals.shape[2:] + (2,), np.nan)
+        interval = hdi(vals, ci_prob) if vals.size else np.full((*vals.shape[2:], 2), np.nan)
         stats["hdi_low"] = interval[..., 0]
         stats["hdi_high"] = interval[..., 1]
         for col in ("r_hat", "ess_bulk", "ess_tail"):

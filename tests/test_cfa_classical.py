@@ -329,9 +329,8 @@ def test_bvn_cdf_against_scipy():
 
 
 # ---------------------------------------------------------------- API and result object
-def test_bayes_method_is_a_clear_placeholder(simulated):
-    with pytest.raises(NotImplementedError, match=r"method='bayes'.*not implemented yet"):
-        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, method="bayes")
+def test_bad_method_and_data_are_clear_errors(simulated):
+    # method="bayes" is the Bayesian model (tests/test_ordinal_cfa.py)
     with pytest.raises(ValueError, match="method must be one of"):
         bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, method="ml")
     with pytest.raises(NotImplementedError, match="ordered=False"):

@@ -103,3 +103,61 @@ def quantities(
         coords={"quantity": labels, "kind": ("quantity", kinds),
                 "system": ds["system"].values, "item": ds["item"].values},
     )
+
+
+def metric_scores(
+    ds: xr.Dataset,
+    *,
+    metrics: Sequence[str] | None = None,
+    run: str | int | None = None,
+) -> xr.DataArray:
+    """Metric scores as a (metric, system, item) DataArray for one run (see :func:`pick_run`),
+    left lazy when the dataset is dask-backed."""
+    if "score" not in ds:
+        raise ValueError("data has no 'score' variable, so there are no metrics to evaluate.")
+    score = pick_run(ds, run)
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in set(map(str, score["metric"].values))]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {', '.join(map(repr, unknown))}; not in dim "
+                             f"'metric'.")
+        score = score.sel(metric=list(metrics))
+    return score.transpose("metric", "system", "item")
+
+
+def human_score(
+    ds: xr.Dataset,
+    trait: str | None = None,
+    *,
+    rater: str | None = None,
+    human: xr.DataArray | None = None,
+) -> tuple[np.ndarray, str]:
+    """The human score as a (system, item) array and its label: a trait's mean over raters
+    (NaN-aware), one rater's ratings of the trait, or a given (system, item) DataArray."""
+    if human is not None:
+        if not isinstance(human, xr.DataArray) or set(human.dims) != {"system", "item"}:
+            raise ValueError("human must be a DataArray with dims (system, item).")
+        arr = human.transpose("system", "item").reindex(system=ds["system"], item=ds["item"])
+        return np.asarray(arr.values, dtype=float), str(human.name or "human")
+    if trait is None:
+        raise ValueError("give trait= (a trait of 'rating') or human= (a (system, item) "
+                         "DataArray).")
+    if "rating" not in ds:
+        raise ValueError("data has no 'rating' variable; give human= instead of trait=.")
+    traits = [str(t) for t in ds["trait"].values]
+    if str(trait) not in traits:
+        raise ValueError(f"unknown trait {trait!r}; traits are {', '.join(traits)}.")
+    rating = ds["rating"].sel(trait=ds["trait"].values[traits.index(str(trait))])
+    if rater is None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            arr = rating.mean("rater", skipna=True)
+        return np.asarray(arr.transpose("system", "item").values, float), \
+            f"{trait} (mean of {ds.sizes['rater']} raters)"
+    raters = [str(r) for r in ds["rater"].values]
+    if str(rater) not in raters:
+        raise ValueError(f"unknown rater {rater!r}; raters are {', '.join(raters)}.")
+    arr = rating.sel(rater=ds["rater"].values[raters.index(str(rater))])
+    return np.asarray(arr.transpose("system", "item").values, float), rating_label(rater, trait)

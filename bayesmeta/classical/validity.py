@@ -15,6 +15,7 @@ import xarray as xr
 from scipy import stats
 
 from bayesmeta.classical._select import quantities, rating_label
+from bayesmeta.classical.correlation import GROUPINGS, measure_draws
 from bayesmeta.classical.reliability import _describe, consistency
 from bayesmeta.data.schema import validate
 from bayesmeta.results import Result
@@ -213,20 +214,15 @@ def _criterion(data: xr.Dataset, criterion, run) -> tuple[np.ndarray, str]:
 def grouped_correlation(x: np.ndarray, y: np.ndarray, method: str, level: str) -> float:
     """Correlation of two (system x item) matrices under one grouping of paper 001:
     ``system`` (system means), ``global`` (all cells), ``item`` (per system across items,
-    averaged), ``input`` (per item across systems, averaged)."""
-    if level == "system":
-        with np.errstate(invalid="ignore"):
-            return correlation(np.nanmean(x, 1), np.nanmean(y, 1), method)
-    if level == "global":
-        return correlation(x.ravel(), y.ravel(), method)
-    if level == "item":
-        vals = [correlation(x[s], y[s], method) for s in range(x.shape[0])]
-    elif level == "input":
-        vals = [correlation(x[:, i], y[:, i], method) for i in range(x.shape[1])]
-    else:
+    averaged), ``input`` (per item across systems, averaged). A thin wrapper of
+    :func:`bayesmeta.classical.correlation.correlation_measures`."""
+    if level not in GROUPINGS:
         raise ValueError(f"level must be 'system', 'item', 'input' or 'global', got {level!r}.")
-    vals = np.asarray(vals)
-    return float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    x = np.asarray(x, dtype=float)
+    return float(measure_draws(x[None], np.asarray(y, dtype=float),
+                               measures=[f"{level}_{method}"])[0, 0, 0])
 
 
 def concurrent_validity(
@@ -269,14 +265,15 @@ def concurrent_validity(
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     if "score" not in data:
         raise ValueError("concurrent validity needs metric scores: data has no 'score'.")
+    if level not in GROUPINGS:
+        raise ValueError(f"level must be 'system', 'item', 'input' or 'global', got {level!r}.")
     many = isinstance(criterion, (list, tuple))
     crits = list(criterion) if many else [criterion]
     q = quantities(data, metrics=metrics, ratings=False, run=run)
     frames = []
     for c in crits:
         y, cname = _criterion(data, c, run)
-        vals = [grouped_correlation(q.values[m], y, method, level) for m in range(q.sizes[
-            "quantity"])]
+        vals = measure_draws(q.values, y, measures=[f"{level}_{method}"])[0, :, 0]
         frame = pd.DataFrame({"criterion": cname, "classical": vals},
                              index=pd.Index(q["quantity"].values.astype(str), name="metric"))
         frames.append(frame)

@@ -1,0 +1,98 @@
+"""Compare Bayesian fits of the same data by PSIS-LOO (ArviZ), e.g. factor structures.
+
+:func:`compare` takes a dict of fitted results (anything with a ``loo()`` method, or an
+``idata`` with a ``log_likelihood`` group) and returns a :class:`CompareResult` whose
+table is :func:`arviz.compare`'s: one row per model, best first.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from bayesmeta.results import Result
+
+__all__ = ["CompareResult", "compare"]
+
+
+class CompareResult(Result):
+    """Result of :func:`compare` (one row per model, ranked by expected log predictive
+    density)."""
+
+    kind = "compare"
+
+    def _body(self) -> str:
+        return self._format_table(self._table)
+
+
+def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
+    r"""Rank models of the same data by their expected log pointwise predictive density.
+
+    Parameters
+    ----------
+    fits : dict of str -> result
+        Named fits of the same outputs (e.g. ``{"four factors": f4, "one factor": f1}``),
+        each with a ``loo()`` method (such as
+        :class:`bayesmeta.models.ordinal_cfa.OrdinalCFAResult`) or an ``idata`` holding a
+        ``log_likelihood`` group.
+    scale : {"log", "negative_log", "deviance"}
+        Scale of the ELPD (ArviZ's ``scale``).
+
+    Returns
+    -------
+    CompareResult
+        Table columns ``rank``, ``elpd_loo``, ``p_loo``, ``elpd_diff`` (from the best),
+        ``weight`` (stacking), ``se``, ``dse`` (standard error of the difference),
+        ``warning`` (a Pareto k above 0.7), ``scale``.
+
+    Notes
+    -----
+    :math:`\widehat{\mathrm{elpd}}_{\mathrm{loo}} = \sum_n \log p(y_n \mid y_{-n})`, estimated
+    by Pareto-smoothed importance sampling; a difference is worth reporting when it is
+    several times its ``dse`` (Vehtari, Gelman & Gabry 2017).
+
+    References
+    ----------
+    Vehtari, A., Gelman, A., & Gabry, J. (2017). Practical Bayesian model evaluation using
+    leave-one-out cross-validation and WAIC. *Statistics and Computing*, 27, 1413-1432.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm  # doctest: +SKIP
+    >>> bm.compare({"four factors": fit4, "one factor": fit1})  # doctest: +SKIP
+
+    R equivalent: ``loo::loo_compare(loo(fit4), loo(fit1))``.
+    """
+    import arviz as az
+
+    if not isinstance(fits, Mapping) or len(fits) < 2:
+        raise ValueError("fits must be a dict of at least two named fits.")
+    loos = {}
+    for name, fit in fits.items():
+        if hasattr(fit, "loo"):
+            loos[str(name)] = fit.loo()
+        elif getattr(fit, "idata", None) is not None:
+            loos[str(name)] = az.loo(fit.idata, pointwise=True)
+        else:
+            raise TypeError(f"fits[{name!r}] has neither a loo() method nor an idata with "
+                            f"a log likelihood.")
+    sizes = {k: v.n_data_points for k, v in loos.items()}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"the fits are not of the same data (number of outputs: {sizes}).")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        table = az.compare(loos, ic="loo", scale=scale)
+    table = pd.DataFrame(table)
+    table.index.name = "model"
+    table["warning"] = table["warning"].astype(bool)
+    notes = []
+    bad = [k for k, v in loos.items() if bool(getattr(v, "warning", False))]
+    if bad:
+        notes.append(f"Pareto k > 0.7 for some outputs in {', '.join(bad)}: their LOO "
+                     f"estimates are less reliable.")
+    info = {"criterion": "PSIS-LOO (ArviZ)", "models": len(loos),
+            "outputs": next(iter(sizes.values()))}
+    return CompareResult(table, title="Model comparison (PSIS-LOO)", info=info, notes=notes)

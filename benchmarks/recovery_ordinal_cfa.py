@@ -1,0 +1,137 @@
+"""Parameter recovery of the Bayesian ordinal CFA: coverage of 94% HDIs over many datasets
+simulated from the model (issue 4: between 88% and 99% for loadings, thresholds and factor
+correlations over at least 100 datasets).
+
+Data: :func:`bayesmeta.simulate.simulate_summeval` with a negligible system share (so the
+outputs are independent, as the CFA assumes), 3 raters x 4 traits on 1..5, a smaller shape
+than SummEval (default 10 systems x 30 items = 300 outputs). One model per worker is
+compiled once (data in ``pm.Data`` containers) and refitted to each dataset.
+
+Run (many cores: ``--workers`` processes x 2 chains each)::
+
+    python benchmarks/recovery_ordinal_cfa.py --datasets 100 --workers 8 --out /tmp/rec
+
+Prints coverage per parameter class with a binomial 95% interval, the convergence of the
+fits (datasets with R-hat > 1.01 are counted and reported, not dropped), and writes one CSV
+row per parameter and dataset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+TRAITS = ("COH", "CON", "FLU", "REL")
+SYNTAX = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))
+                   for t in TRAITS)
+
+
+def _simulate(seed: int, n_systems: int, n_items: int):
+    from bayesmeta.simulate import simulate_summeval
+
+    return simulate_summeval(seed, n_systems=n_systems, n_items=n_items, system_share=1e-6,
+                             n_metrics=1)
+
+
+def _worker(job: dict) -> list[dict]:
+    import arviz as az
+
+    from bayesmeta.models import ordinal_cfa as oc
+    from bayesmeta.models._cfa_build import build_model
+    from bayesmeta.sampling import diagnose, sample
+
+    warnings.simplefilter("ignore")
+    rows: list[dict] = []
+    model = None
+    for seed in job["seeds"]:
+        ds = _simulate(seed, job["n_systems"], job["n_items"])
+        _, _, design = oc.setup(SYNTAX, ds)
+        if model is None:
+            model = build_model(design, data_containers=True, store_scores=False)
+        t0 = time.perf_counter()
+        idata = sample(model, data={"obs_row": design.row, "obs_ind": design.ind,
+                                    "obs_cat": design.cat},
+                       chains=2, cores=2, tune=job["tune"], draws=job["draws"],
+                       random_seed=seed)
+        elapsed = time.perf_counter() - t0
+        post = idata.posterior
+        names = ["loading_std", "threshold_std", "factor_corr"]
+        hdi = az.hdi(post[names], hdi_prob=0.94)
+        diag = diagnose(post[names])
+        div = int(idata.sample_stats["diverging"].sum())
+        truth = {
+            "loading_std": ds["true_loading"].transpose("trait", "rater").values.ravel(),
+            "threshold_std": ds["true_threshold"].transpose("trait", "rater", "cut")
+            .values.reshape(12, -1),
+            "factor_corr": ds["true_trait_corr"].values,
+        }
+        for name in names:
+            lo = hdi[name].sel(hdi="lower").values
+            hi = hdi[name].sel(hdi="higher").values
+            tr = truth[name]
+            rh = diag[f"{name}__r_hat"].values
+            eb = diag[f"{name}__ess_bulk"].values
+            mean = post[name].mean(("chain", "draw")).values
+            for idx in np.ndindex(tr.shape):
+                if name == "factor_corr" and idx[0] >= idx[1]:
+                    continue
+                rows.append({"seed": seed, "parameter": name, "index": str(idx),
+                             "truth": float(tr[idx]), "mean": float(mean[idx]),
+                             "hdi_low": float(lo[idx]), "hdi_high": float(hi[idx]),
+                             "covered": bool(lo[idx] <= tr[idx] <= hi[idx]),
+                             "r_hat": float(rh[idx]), "ess_bulk": float(eb[idx]),
+                             "divergences": div, "seconds": elapsed})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", type=int, default=100)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--n-systems", type=int, default=10)
+    ap.add_argument("--n-items", type=int, default=30)
+    ap.add_argument("--tune", type=int, default=500)
+    ap.add_argument("--draws", type=int, default=500)
+    ap.add_argument("--first-seed", type=int, default=1000)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    seeds = list(range(args.first_seed, args.first_seed + args.datasets))
+    chunks = [seeds[k::args.workers] for k in range(args.workers)]
+    jobs = [{"seeds": c, "n_systems": args.n_systems, "n_items": args.n_items,
+             "tune": args.tune, "draws": args.draws} for c in chunks if c]
+    t0 = time.perf_counter()
+    if args.workers == 1:
+        rows = _worker(jobs[0])
+    else:
+        with ProcessPoolExecutor(args.workers) as pool:
+            rows = [r for part in pool.map(_worker, jobs) for r in part]
+    df = pd.DataFrame(rows)
+    summary = {}
+    for name, g in df.groupby("parameter"):
+        k, n = int(g["covered"].sum()), len(g)
+        p = k / n
+        half = 1.96 * np.sqrt(p * (1 - p) / n)
+        summary[name] = {"coverage": p, "ci95": [p - half, p + half], "n": n,
+                         "datasets": int(g["seed"].nunique())}
+    bad = df.groupby("seed")["r_hat"].max()
+    summary["datasets_rhat_gt_1.01"] = int((bad > 1.01).sum())
+    summary["median_min_ess_bulk"] = float(df.groupby("seed")["ess_bulk"].min().median())
+    summary["divergent_datasets"] = int((df.groupby("seed")["divergences"].max() > 0).sum())
+    summary["wall_s"] = time.perf_counter() - t0
+    print(json.dumps(summary, indent=1))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        df.to_csv(out / "recovery_ordinal_cfa.csv", index=False)
+        (out / "recovery_summary.json").write_text(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,353 @@
+"""The many-facet rater model (bayesmeta.models.rater, card models/rater.md).
+
+Tiers (style.md rule 9): structure tests build the model and run the whole result pipeline
+on a mocked posterior (no sampling); the slow tier fits small simulated data, checks
+parameter recovery, copes with an empty category, and reproduces the rater findings of
+MetricEval App. A.4 on SummEval as posterior statements.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from scipy import special
+
+import bayesmeta as bm
+from bayesmeta.models import rater as rm
+from bayesmeta.sampling import ConvergenceWarning
+from bayesmeta.simulate import simulate_rater
+
+
+@pytest.fixture(scope="module")
+def small():
+    return simulate_rater(3, n_systems=4, n_items=6, traits=("COH", "CON"), missing=0.05)
+
+
+# ----------------------------------------------------------------------------- structure
+def test_import_does_not_import_pymc():
+    import subprocess
+    import sys
+
+    code = "import sys, bayesmeta; print('pymc' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_design_is_long_form_without_missing(small):
+    d = rm.rater_design(small)
+    y = small["rating"].transpose("trait", "system", "item", "rater").values
+    assert d.n_obs == int((~np.isnan(y)).sum())
+    assert d.cuts == ["1->2", "2->3", "3->4", "4->5"]
+    back = y[d.trait_index, d.system_index, d.item_index, d.rater_index]
+    np.testing.assert_array_equal(back, d.category + 1)
+    one = d.subset("CON")
+    assert one.traits == ["CON"] and one.n_obs == int((~np.isnan(y[1])).sum())
+
+
+def test_design_errors_name_the_culprit(small):
+    with pytest.raises(ValueError, match=r"unknown trait.*'XYZ'"):
+        rm.rater_design(small, traits=["XYZ"])
+    with pytest.raises(ValueError, match="at least 2 raters"):
+        rm.rater_design(small, raters=["Rater.1"])
+    two = small.copy()
+    two["rating"] = small["rating"].clip(1, 2).assign_attrs(scale_min=1.0, scale_max=2.0)
+    with pytest.raises(ValueError, match="at least 3 categories"):
+        rm.rater_design(two)
+    with pytest.raises(ValueError, match="ci_prob"):
+        rm.rater_bias(small, ci_prob=1.5)
+
+
+def test_model_builds_with_named_dims_and_finite_logp(small):
+    d = rm.rater_design(small)
+    # rater 1 never uses category 1 on COH: the proper log-gap prior keeps the model proper
+    rating = d.rating.copy()
+    rating[0, ..., 0] = np.where(rating[0, ..., 0] == 1, 2, rating[0, ..., 0])
+    d = rm.make_design_from_array(rating, d.systems, d.items, d.raters, d.traits, 5, 1)
+    m = rm.build_rater_model(d)
+    assert m.named_vars_to_dims["tau"] == ("trait", "rater", "cut")
+    assert m.named_vars_to_dims["quality"] == ("trait", "system", "item")
+    assert m.named_vars_to_dims["discrimination"] == ("trait", "rater")
+    assert list(m.coords["cut"]) == ["1->2", "2->3", "3->4", "4->5"]
+    ip = m.initial_point()
+    logp = m.point_logps(ip)
+    assert all(np.isfinite(v) for v in logp.values())
+    assert "log_discrimination" not in rm.build_rater_model(d, discrimination=False).named_vars
+
+
+def test_classical_counterparts_by_hand(small):
+    d = rm.rater_design(small)
+    cl = rm.classical_counterparts(d)
+    y = small["rating"].sel(rater="Rater.2", trait="CON").values.ravel()
+    y = y[~np.isnan(y)]
+    expected = special.ndtri(np.array([(y <= k).mean() for k in range(1, 5)]))
+    expected = np.where(np.isfinite(expected), expected, np.nan)
+    np.testing.assert_allclose(cl["marginal_threshold"].sel(rater="Rater.2", trait="CON"),
+                               expected, rtol=1e-12)
+    # ICC(3,k) from the two-way ANOVA mean squares (Shrout & Fleiss 1979), complete outputs
+    full = simulate_rater(4, n_systems=5, n_items=8, traits=("COH",))
+    x = full["rating"].sel(trait="COH").stack(o=("system", "item")).transpose("o", "rater")
+    x = x.values
+    n, k = x.shape
+    g = x.mean()
+    ms_r = k * ((x.mean(1) - g) ** 2).sum() / (n - 1)
+    ss_c = n * ((x.mean(0) - g) ** 2).sum()
+    ms_e = (((x - g) ** 2).sum() - ms_r * (n - 1) - ss_c) / ((n - 1) * (k - 1))
+    icc3k = (ms_r - ms_e) / ms_r
+    got = rm.classical_counterparts(rm.rater_design(full))["icc_output"].sel(trait="COH")
+    np.testing.assert_allclose(float(got), icc3k, rtol=1e-10)
+
+
+def _fake_idata(design: rm.RaterDesign, n_draws: int = 50, seed: int = 0):
+    """A posterior-shaped InferenceData (no sampling) for pipeline tests."""
+    import arviz as az
+
+    rng = np.random.default_rng(seed)
+    T, S, I, R, K = (len(design.traits), len(design.systems), len(design.items),
+                     len(design.raters), design.n_categories)
+    C, D = 2, n_draws
+
+    def da(x, *dims):
+        coords = {"trait": design.traits, "system": design.systems, "item": design.items,
+                  "rater": design.raters, "cut": design.cuts}
+        return xr.DataArray(x, dims=("chain", "draw", *dims),
+                            coords={d: coords[d] for d in dims})
+
+    tau = np.sort(rng.normal(0, 1, size=(C, D, T, R, K - 1)), axis=-1)
+    post = xr.Dataset({
+        "mu": da(rng.normal(0.5, 0.1, (C, D, T)), "trait"),
+        "sd_system": da(np.abs(rng.normal(1, 0.1, (C, D, T))), "trait"),
+        "sd_item": da(np.abs(rng.normal(0.5, 0.1, (C, D, T))), "trait"),
+        "sd_output": da(np.abs(rng.normal(1, 0.1, (C, D, T))), "trait"),
+        "system_effect": da(rng.normal(0, 1, (C, D, T, S)), "trait", "system"),
+        "rater_shift": da(rng.normal(0, 0.3, (C, D, T, R)), "trait", "rater"),
+        "tau": da(tau, "trait", "rater", "cut"),
+        "discrimination": da(np.exp(rng.normal(0, 0.2, (C, D, T, R))), "trait", "rater"),
+        "quality": da(rng.normal(0, 1, (C, D, T, S, I)), "trait", "system", "item"),
+    }, attrs={"sampler": "mock", "chains": C, "draws": D, "tune": 0, "random_seed": seed,
+              "fast": 0})
+    stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((C, D), bool))})
+    return az.InferenceData(posterior=post, sample_stats=stats)
+
+
+def test_derived_quantities_by_hand(small):
+    d = rm.rater_design(small)
+    post = _fake_idata(d).posterior
+    der = rm.derived_quantities(post, d)
+    p = post.isel(chain=0, draw=3).sel(trait="CON")
+    var_q = float(p.sd_system**2 + p.sd_item**2 + p.sd_output**2)
+    a = p.discrimination.sel(rater="Rater.3").values
+    tau = p.tau.sel(rater="Rater.3").values
+    got = der.isel(chain=0, draw=3).sel(trait="CON")
+    np.testing.assert_allclose(got.threshold.sel(rater="Rater.3"),
+                               (tau - float(p.mu)) / np.sqrt(var_q), rtol=1e-12)
+    np.testing.assert_allclose(got.marginal_threshold.sel(rater="Rater.3"),
+                               a * (tau - float(p.mu)) / np.sqrt(1 + a**2 * var_q), rtol=1e-12)
+    thr = got.threshold.values  # (rater, cut)
+    np.testing.assert_allclose(got.severity.values, thr.mean(1) - thr.mean(), atol=1e-12)
+    abar2 = p.discrimination.values.mean() ** 2
+    I, R = len(d.items), len(d.raters)
+    rel = p.sd_system**2 / (p.sd_system**2 + p.sd_output**2 / I + 1 / (abar2 * I * R))
+    np.testing.assert_allclose(float(got.reliability_system), float(rel), rtol=1e-12)
+    shares = got.share_system + got.share_item + got.share_output
+    np.testing.assert_allclose(float(shares), 1.0, rtol=1e-12)
+
+
+def test_derived_quantities_match_the_simulator_truth():
+    """Fed the simulator's own parameters, the derived quantities equal its true_* values."""
+    ds = simulate_rater(7, n_systems=6, n_items=9, traits=("COH",))
+    d = rm.rater_design(ds)
+    rng = np.random.default_rng(7)  # replay simulate_rater's draws to get its raw parameters
+    T, S, I, R, K = 1, 6, 9, 3, 5
+
+    def zerosum(sd, *shape):
+        x = rng.normal(0, sd, size=shape)
+        return x - x.mean(axis=-1, keepdims=True)
+
+    zerosum(1.0, T, S)
+    zerosum(0.5, T, I)
+    rng.normal(0, 1.2, size=(T, S, I))
+    delta = zerosum(0.4, T, R)
+    gaps = np.exp(np.log(0.8) + rng.normal(0, 0.3, size=(T, R, K - 2)))
+    steps = np.concatenate([np.zeros((T, R, 1)), np.cumsum(gaps, axis=-1)], axis=-1)
+    tau = delta[..., None] + steps - steps.mean(axis=-1, keepdims=True)
+    a = np.exp(zerosum(0.3, T, R))
+    post = _fake_idata(d, n_draws=2).posterior
+    post["tau"][:] = tau
+    post["discrimination"][:] = a
+    for name, value in (("mu", 0.8), ("sd_system", 1.0), ("sd_item", 0.5), ("sd_output", 1.2)):
+        post[name][:] = value
+    der = rm.derived_quantities(post, d).isel(chain=0, draw=0)
+    for name in ("threshold", "severity", "marginal_threshold", "loading",
+                 "reliability_system", "icc_output"):
+        np.testing.assert_allclose(der[name].transpose(*ds[f"true_{name}"].dims),
+                                   ds[f"true_{name}"], rtol=1e-12, err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def mocked(small):
+    """rater_bias on a mocked sampler: the full pipeline without MCMC."""
+    original = rm._sample
+    design = rm.rater_design(small, traits=["COH"])
+    calls = []
+
+    def fake(model, **kwargs):
+        calls.append(kwargs)
+        return _fake_idata(design, seed=len(calls))
+
+    rm._sample = fake
+    try:
+        with pytest.warns(ConvergenceWarning):  # random fake draws do not "converge"
+            res = rm.rater_bias(small, random_seed=5, by_trait=True, traits=["COH", "CON"])
+    finally:
+        rm._sample = original
+    return res, calls
+
+
+def test_pipeline_table_shape(mocked):
+    res, calls = mocked
+    assert [c["random_seed"] for c in calls] == [5, 6]  # one fit per trait, seeds in order
+    tab = res.summary()
+    assert tab.index.names == ["quantity", "rater", "trait", "cut"]
+    assert list(tab.columns) == ["classical", "mean", "sd", "hdi_low", "hdi_high", "r_hat",
+                                 "ess_bulk", "ess_tail", "p_harsher"]
+    q = tab.index.get_level_values("quantity")
+    assert (q == "threshold").sum() == 3 * 2 * 4
+    assert (q == "severity").sum() == 3 * 2
+    assert tab.loc[("threshold", "Rater.1", "CON", "4->5"), "p_harsher"] <= 1
+    assert tab.loc[q == "marginal_threshold", "classical"].notna().any()
+    assert tab.loc[q == "reliability_system", "classical"].notna().all()
+    assert tab.loc[q == "panel_threshold", "p_harsher"].isna().all()
+    assert tab.attrs["ci_prob"] == 0.94
+    post = res.posterior
+    assert post["threshold"].dims == ("chain", "draw", "rater", "trait", "cut")
+    assert "quality" not in post
+    assert res.extra["p_harsher_pairwise"].dims == ("rater", "rater2", "trait", "cut")
+
+
+def test_p_harsher_and_p_lenient(mocked):
+    res, _ = mocked
+    tab = res.summary()
+    p = res.p_harsher("Rater.2", trait="COH", cut="2->3")
+    assert p == pytest.approx(tab.loc[("threshold", "Rater.2", "COH", "2->3"), "p_harsher"])
+    assert res.p_harsher("Rater.2", trait="COH") == pytest.approx(
+        tab.loc[("severity", "Rater.2", "COH", ""), "p_harsher"])
+    pair = res.p_harsher("Rater.1", "Rater.3", trait="CON", cut="4->5")
+    assert pair == pytest.approx(float(res.extra["p_harsher_pairwise"].sel(
+        rater="Rater.1", rater2="Rater.3", trait="CON", cut="4->5")))
+    # continuous draws: harsher + more lenient = 1; joint <= each pairwise
+    assert pair + res.p_lenient("Rater.1", "Rater.3", trait="CON", cut="4->5") == 1
+    joint = res.p_lenient("Rater.3", ["Rater.1", "Rater.2"], trait="COH", cut="4->5")
+    assert joint <= res.p_lenient("Rater.3", "Rater.1", trait="COH", cut="4->5")
+    with pytest.raises(ValueError, match="must not contain"):
+        res.p_harsher("Rater.1", ["Rater.1"], trait="COH")
+
+
+def test_print_save_load_plot(mocked, tmp_path):
+    res, _ = mocked
+    text = str(res)
+    assert text.startswith("Rater bias")
+    assert "Thresholds on the quality scale" in text and "p_harsher" in text
+    back = bm.load(res.save(tmp_path / "rater.nc"))
+    assert type(back) is rm.RaterBiasResult
+    pd.testing.assert_frame_equal(back.summary(), res.summary())
+    assert str(back) == text
+    xr.testing.assert_allclose(back.posterior["threshold"], res.posterior["threshold"])
+    assert back.p_lenient("Rater.3", ["Rater.1", "Rater.2"], trait="COH", cut="4->5") == \
+        res.p_lenient("Rater.3", ["Rater.1", "Rater.2"], trait="COH", cut="4->5")
+    fig = res.plot()
+    assert isinstance(fig, matplotlib.figure.Figure)
+    assert len(fig.axes[0].get_yticklabels()) == 2 * 4
+    assert len(fig.axes[0].get_legend().get_texts()) == 3
+
+
+def test_one_model_for_all_traits_gives_the_same_table_shape(small, mocked):
+    original = rm._sample
+    design = rm.rater_design(small)
+    rm._sample = lambda model, **kw: _fake_idata(design, seed=9)
+    try:
+        with pytest.warns(ConvergenceWarning):
+            res = rm.rater_bias(small, random_seed=5, by_trait=False)
+    finally:
+        rm._sample = original
+    assert res.summary().index.equals(mocked[0].summary().index)
+    assert "one fit per trait" not in res.info["sampler"]
+
+
+# ----------------------------------------------------------------------------- slow tier
+@pytest.mark.slow
+def test_small_seeded_fit_recovers_severity():
+    ds = simulate_rater(11, n_systems=8, n_items=30, traits=("COH",), sd_severity=0.6)
+    res = rm.rater_bias(ds, chains=2, draws=400, tune=400, random_seed=3)
+    again = rm.rater_bias(ds, chains=2, draws=400, tune=400, random_seed=3)
+    pd.testing.assert_frame_equal(res.summary(), again.summary())  # seeded: identical
+    tab = res.summary()
+    truth = ds["true_severity"].sel(trait="COH")
+    for r in ds["rater"].values:
+        row = tab.loc[("severity", str(r), "COH", "")]
+        assert row["hdi_low"] <= float(truth.sel(rater=r)) <= row["hdi_high"], r
+
+
+@pytest.mark.slow
+def test_empty_category_gets_a_finite_threshold():
+    ds = simulate_rater(12, n_systems=8, n_items=30, traits=("COH",))
+    y = ds["rating"].values.copy()
+    y[:, :, 0, :] = np.where(y[:, :, 0, :] == 1, 2, y[:, :, 0, :])  # rater 1 never says 1
+    ds["rating"] = ds["rating"].copy(data=y)
+    res = rm.rater_bias(ds, chains=2, draws=400, tune=400, random_seed=4)
+    row = res.summary().loc[("threshold", "Rater.1", "COH", "1->2")]
+    assert np.isfinite(row["mean"]) and row["hdi_high"] < row["mean"] + 5
+    assert np.isnan(res.summary().loc[("marginal_threshold", "Rater.1", "COH", "1->2"),
+                                      "classical"])  # classical: -inf, shown as missing
+    assert row["r_hat"] < 1.05
+
+
+@pytest.mark.slow
+def test_parameter_recovery_coverage():
+    """Two datasets from the model: 94% HDIs cover most true thresholds and severities.
+
+    A calibration check, not an exact one: with 2 datasets x 24 thresholds the coverage
+    is noisy, so the bound is loose (>= 80%); benchmarks/rater_recovery.py runs more.
+    """
+    hits, total = 0, 0
+    for seed in (21, 22):
+        ds = simulate_rater(seed, n_systems=10, n_items=40, traits=("COH", "CON"))
+        tab = rm.rater_bias(ds, chains=2, draws=500, tune=500, random_seed=seed).summary()
+        for name in ("threshold", "severity"):
+            truth = ds[f"true_{name}"].to_series()
+            sub = tab.xs(name, level="quantity")
+            for key, value in truth.items():
+                key = key if isinstance(key, tuple) else (key,)
+                key = key + ("",) * (3 - len(key))
+                row = sub.loc[key]
+                hits += int(row["hdi_low"] <= value <= row["hdi_high"])
+                total += 1
+    assert hits / total >= 0.80, (hits, total)
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_summeval_rater_findings_of_metriceval_a4(summeval):
+    """MetricEval App. A.4 (Xiao et al. 2023): "expert 3 was more likely than experts 1 and
+    2 to provide a rating of 5 (with lower threshold estimates for score 5) on output
+    Consistency, but less likely to do so (with higher threshold estimates) on Coherence
+    and Relevance". lavaan thresholds t4 (reference/lavaan_summeval_four_factor.txt):
+    CON -1.067 / -1.099 / -1.233, COH 0.309 / 0.417 / 1.367, REL 0.448 / 0.215 / 1.265.
+    """
+    res = rm.rater_bias(summeval, chains=2, draws=600, tune=600, random_seed=20231)
+    others = ["Expert.1", "Expert.2"]
+    assert res.p_lenient("Expert.3", others, trait="CON", cut="4->5") > 0.95
+    assert res.p_harsher("Expert.3", others, trait="COH", cut="4->5") > 0.99
+    assert res.p_harsher("Expert.3", others, trait="REL", cut="4->5") > 0.99
+    tab = res.summary()
+    # the model-implied marginal thresholds sit near the classical (lavaan) ones
+    marg = tab.xs("marginal_threshold", level="quantity")
+    for key in [("Expert.3", "COH", "4->5"), ("Expert.3", "REL", "4->5")]:
+        assert abs(marg.loc[key, "mean"] - marg.loc[key, "classical"]) < 0.15
+

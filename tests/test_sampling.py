@@ -1,0 +1,165 @@
+"""The sampling layer: caching, seeds, fast mode, provenance, convergence checks.
+
+Structure tests build InferenceData by hand (no sampling). The one sampling test here fits a
+deliberately non-identified toy model with PyMC's NUTS (the fallback sampler), so it also
+covers sampler="pymc"; nutpie is exercised by tests/test_true_score.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayesmeta.results import bayes_summary, hdi
+from bayesmeta.sampling import (
+    ConvergenceWarning,
+    cached_model,
+    check_convergence,
+    describe_run,
+    diagnose,
+    sample,
+)
+
+
+def _idata(posterior: dict[str, np.ndarray], diverging=None, depth=None, fast=0):
+    import arviz as az
+
+    n_chain, n_draw = next(iter(posterior.values())).shape[:2]
+    stats = {"diverging": np.zeros((n_chain, n_draw), bool) if diverging is None else diverging,
+             "reached_max_treedepth": (np.zeros((n_chain, n_draw), bool) if depth is None
+                                       else depth)}
+    idata = az.from_dict(posterior=posterior, sample_stats=stats)
+    idata.posterior.attrs.update(fast=fast, max_treedepth=10)
+    return idata
+
+
+def test_import_does_not_import_pymc():
+    code = ("import sys, bayesmeta, bayesmeta.sampling, bayesmeta.models.true_score; "
+            "bad = [m for m in ('pymc', 'pytensor', 'nutpie', 'arviz') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_cached_model_builds_once_per_key():
+    calls = []
+
+    def build():
+        calls.append(1)
+        return object()
+
+    a = cached_model(("test_sampling", 1), build)
+    b = cached_model(("test_sampling", 1), build)
+    c = cached_model(("test_sampling", 2), build)
+    assert a is b and a is not c
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"sampler": "stan"}, "sampler must be one of"),
+    ({"draws": 0}, "draws must be an integer >= 1"),
+    ({"chains": 1.5}, "chains must be an integer"),
+    ({"target_accept": 1.2}, "target_accept must be in"),
+    ({"random_seed": -1}, "random_seed must be >= 0"),
+])
+def test_sample_validates_arguments(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        sample(object(), **kwargs)
+
+
+def test_check_convergence_flags_rhat_ess_divergences_and_treedepth():
+    rng = np.random.default_rng(0)
+    good = rng.normal(size=(4, 1000))
+    stuck = rng.normal(size=(4, 1000)) + np.array([0.0, 0.0, 3.0, 3.0])[:, None]
+    const = np.ones((4, 1000))
+    div = np.zeros((4, 1000), bool)
+    div[0, :7] = True
+    depth = np.zeros((4, 1000), bool)
+    depth[1, :50] = True
+    idata = _idata({"good": good, "stuck": stuck, "const": const}, div, depth)
+    with pytest.warns(ConvergenceWarning) as rec:
+        rep = check_convergence(idata)
+    text = " ".join(str(w.message) for w in rec)
+    assert "R-hat" in text and "stuck" in text
+    assert "7 divergent" in text and "target_accept" in text
+    assert "maximum tree depth" in text and "50 draw(s)" in text
+    assert not rep.ok and rep.n_divergent == 7 and rep.n_max_treedepth == 50
+    # the constant quantity is skipped, not flagged
+    assert "const" not in text
+    # a clean posterior passes silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert check_convergence(_idata({"good": good}), warn=True).ok
+
+
+def test_ess_threshold_depends_on_fast_mode():
+    rng = np.random.default_rng(1)
+    # an AR(1) chain with strong autocorrelation: ESS well below 400, above 100
+    x = np.zeros((2, 300))
+    for c in range(2):
+        for t in range(1, 300):
+            x[c, t] = 0.5 * x[c, t - 1] + rng.normal()
+    ess = float(diagnose(xr.Dataset({"x": (("chain", "draw"), x)}))["x__ess_bulk"])
+    assert 100 < ess < 400
+    full = check_convergence(_idata({"x": x}, fast=0), warn=False, rhat_max=2.0)
+    fast = check_convergence(_idata({"x": x}, fast=1), warn=False, rhat_max=2.0)
+    assert any("bulk ESS" in m for m in full.messages)
+    assert not any("bulk ESS" in m for m in fast.messages)
+    assert full.ess_min == 400 and fast.ess_min == 100
+
+
+def test_hdi_matches_arviz():
+    import arviz as az
+
+    rng = np.random.default_rng(2)
+    x = rng.gamma(2.0, size=(3, 700, 4))
+    ours = hdi(x, 0.94)
+    ref = az.hdi(xr.DataArray(x, dims=("chain", "draw", "k")).to_dataset(name="x"),
+                 hdi_prob=0.94)["x"].values
+    np.testing.assert_array_equal(ours, ref)
+
+
+def test_bayes_summary_columns_and_values():
+    rng = np.random.default_rng(3)
+    x = rng.normal(2.0, 0.5, size=(2, 800, 3))
+    post = xr.Dataset({"b": (("chain", "draw", "k"), x)}, coords={"k": ["u", "v", "w"]})
+    tab = bayes_summary(post)
+    assert list(tab.columns) == ["variable", "k", "mean", "sd", "hdi_low", "hdi_high", "r_hat",
+                                 "ess_bulk", "ess_tail"]
+    np.testing.assert_allclose(tab["mean"], x.mean(axis=(0, 1)), rtol=1e-12)
+    np.testing.assert_allclose(tab["sd"], x.std(axis=(0, 1)), rtol=1e-12)
+
+
+def test_describe_run_states_fast_mode():
+    idata = _idata({"x": np.zeros((2, 10))}, fast=1)
+    idata.posterior.attrs.update(sampler="nutpie", chains=2, draws=300, tune=300,
+                                 random_seed=5)
+    text = describe_run(idata)
+    assert "2 chains x 300 draws" in text and "FAST MODE" in text and "seed 5" in text
+
+
+def test_non_identified_toy_model_triggers_warnings():
+    """x enters the likelihood only through x**2 (sign not identified: two modes at +-2 that
+    chains never cross) and (v, z) is Neal's funnel: R-hat and divergence warnings."""
+    pm = pytest.importorskip("pymc")
+    y = np.full(20, 4.0) + np.random.default_rng(4).normal(0, 0.05, 20)
+    with pm.Model() as toy:
+        x = pm.Normal("x", 0.0, 10.0)
+        v = pm.Normal("v", 0.0, 3.0)
+        pm.Normal("z", 0.0, pm.math.exp(v / 2), shape=9)
+        pm.Normal("y", x**2, 0.1, observed=y)
+    with pytest.warns(ConvergenceWarning) as rec:
+        idata = sample(toy, sampler="pymc", draws=200, tune=200, chains=4, cores=1,
+                       random_seed=11)
+        rep = check_convergence(idata, ["x", "v"])
+    text = " ".join(str(w.message) for w in rec)
+    assert "R-hat" in text and "x" in text
+    assert rep.max_rhat > 1.2
+    assert rep.n_divergent > 0 and "divergent" in text
+    assert idata.posterior.attrs["sampler"] == "pymc"
+    assert idata.sample_stats.attrs["random_seed"] == 11
