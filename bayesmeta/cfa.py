@@ -66,7 +66,8 @@ def cfa(
     *,
     ordered: bool = True,
     method: str = "wlsmv",
-    ci_prob: float = 0.95,
+    ci_prob: float | None = None,
+    **kwargs: Any,
 ) -> CFAResult:
     r"""Confirmatory factor analysis of ordinal indicators, specified in lavaan syntax.
 
@@ -91,10 +92,16 @@ def cfa(
     ordered : bool
         Treat the indicators as ordinal (the only mode implemented).
     method : {"wlsmv", "bayes"}
-        ``"bayes"`` (the Bayesian ordinal CFA) is not implemented yet.
-    ci_prob : float
-        Coverage of the Wald intervals ``est.std +/- z * se`` (lavaan's ``ci.lower`` /
-        ``ci.upper`` with ``level = ci_prob``).
+        ``"bayes"``: the Bayesian ordinal CFA (:func:`bayesmeta.models.ordinal_cfa.
+        ordinal_cfa`; card ``models/ordinal_cfa.md``), with lavaan's WLSMV estimates in
+        the ``classical`` column beside the posterior.
+    ci_prob : float, optional
+        ``"wlsmv"``: coverage of the Wald intervals ``est.std +/- z * se`` (lavaan's
+        ``ci.lower`` / ``ci.upper``; default 0.95). ``"bayes"``: probability of the HDIs
+        (default 0.94).
+    **kwargs
+        ``method="bayes"`` only: passed to ``ordinal_cfa`` (``random_seed``, ``chains``,
+        ``draws``, ``tune``, ``fast``, ...).
 
     Returns
     -------
@@ -130,7 +137,11 @@ def cfa(
         if not ordered:
             raise NotImplementedError("ordered=False is not implemented for method='bayes'; "
                                       "the Bayesian CFA fits ordinal indicators only.")
-        return ordinal_cfa(syntax, data, ci_prob=ci_prob)
+        return ordinal_cfa(syntax, data, ci_prob=0.94 if ci_prob is None else ci_prob,
+                           **kwargs)
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) for method='wlsmv': {', '.join(kwargs)}.")
+    ci_prob = 0.95 if ci_prob is None else ci_prob
     if key not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
                          f"{method!r}.")

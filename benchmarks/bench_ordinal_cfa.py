@@ -142,6 +142,8 @@ def part_compare(ds, args) -> dict:
         fits[name], times[name] = run_fit(syntax, ds, chains=args.chains, tune=args.tune,
                                           draws=args.draws, seed=args.seed, n_ppc=0)
         print(name, fits[name].info["convergence"], flush=True)
+        if args.out:  # keep each fit, so a later failure loses nothing
+            fits[name].save(Path(args.out) / f"summeval_{name.split()[0]}.nc")
     cmp = bm.compare(fits)
     print(cmp)
     four = fits["four factors"].summary()

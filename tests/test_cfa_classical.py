@@ -331,6 +331,8 @@ def test_bvn_cdf_against_scipy():
 # ---------------------------------------------------------------- API and result object
 def test_bad_method_and_data_are_clear_errors(simulated):
     # method="bayes" is the Bayesian model (tests/test_ordinal_cfa.py)
+    with pytest.raises(TypeError, match=r"unexpected argument.*draws"):
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, draws=10)
     with pytest.raises(ValueError, match="method must be one of"):
         bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, method="ml")
     with pytest.raises(NotImplementedError, match="ordered=False"):
