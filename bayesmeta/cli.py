@@ -1,14 +1,16 @@
 """The ``bayesmeta`` command.
 
     bayesmeta reliability [PATH ...] [--format metriceval|wide|long] [--method kendall]
-    bayesmeta demo
+                          [--bayes [--fast] [--seed N]]
+    bayesmeta demo [--bayes [--fast] [--seed N]]
 
 ``reliability`` prints the classical reliability and validity tables (stability,
 consistency with SEM, inter-rater agreement, the MTMM table of the ratings, concurrent
 validity of each metric against each trait) for one CSV, or several CSVs holding repeated
 metric runs. With no PATH it reads the shared SummEval files when they are found
 (``$BAYESMETA_DATA``), and otherwise the built-in simulated data. ``demo`` always uses the
-built-in simulated SummEval-shaped data.
+built-in simulated SummEval-shaped data. ``--bayes`` adds the posterior of the true-score
+model (consistency, stability, SEM, items needed) next to the classical estimates.
 """
 
 from __future__ import annotations
@@ -38,11 +40,14 @@ def _load(args: argparse.Namespace) -> tuple[xr.Dataset, str]:
     return datasets.summeval(folder), f"SummEval ({folder})"
 
 
-def _tables(ds: xr.Dataset, source: str, method: str) -> str:
+def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
+            fast: bool = False, seed: int | None = None) -> str:
     import bayesmeta as bm
 
     out = [f"bayesmeta {bm.__version__}: classical reliability and validity", f"data: {source}",
            ""]
+    if bayes and "score" in ds:
+        out += [str(bm.reliability(ds, fast=fast, random_seed=seed)), ""]
     if "score" in ds and ds.sizes["run"] >= 2:
         out += [str(bm.stability(ds)), ""]
     out += [str(bm.consistency(ds)), ""]
@@ -70,9 +75,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     rel.add_argument("--format", default="metriceval", choices=["metriceval", "wide", "long"])
     for col in ("system", "item", "rater", "trait", "metric", "run", "value"):
         rel.add_argument(f"--{col}", default=None, help=f"name of the {col} column")
-    rel.add_argument("--method", default="kendall", choices=["kendall", "spearman", "pearson"])
     demo = sub.add_parser("demo", help="run on the built-in simulated data")
-    demo.add_argument("--method", default="kendall", choices=["kendall", "spearman", "pearson"])
+    for p in (rel, demo):
+        p.add_argument("--method", default="kendall",
+                       choices=["kendall", "spearman", "pearson"])
+        p.add_argument("--bayes", action="store_true",
+                       help="add the Bayesian true-score posteriors (bm.reliability) beside "
+                            "the classical estimates")
+        p.add_argument("--fast", action="store_true",
+                       help="with --bayes: fewer draws, for a preview (said in the header)")
+        p.add_argument("--seed", type=int, default=None, help="random seed of the sampler")
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -83,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ds, source = datasets.simulated(), "built-in simulated SummEval-shaped data"
             else:
                 ds, source = _load(args)
-            text = _tables(ds, source, args.method)
+            text = _tables(ds, source, args.method, bayes=args.bayes, fast=args.fast,
+                           seed=args.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
         print(f"bayesmeta: error: {err}", file=sys.stderr)
         return 2

@@ -34,3 +34,10 @@ def test_reliability_reports_bad_input(tmp_path, capsys):
     assert main(["reliability", str(tmp_path / "bad.csv")]) == 2
     err = capsys.readouterr().err
     assert "Expert.1.COH" in err and "9" in err
+
+
+def test_demo_with_bayes_prints_posteriors_beside_classical(capsys):
+    assert main(["demo", "--bayes", "--fast", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "True-score reliability" in out and "hdi_low" in out
+    assert "Metric consistency (coefficient alpha)" in out
