@@ -126,6 +126,17 @@ def bayes_summary(
     return out[lead + list(BAYES_COLUMNS)]
 
 
+class TableView:
+    """A table posing as a result for the plot helpers: one slice of a result's summary
+    (e.g. one estimand) with its own title and interval probability."""
+
+    def __init__(self, table: pd.DataFrame, title: str, ci_prob: float) -> None:
+        self.table, self.title, self.ci_prob = table, title, ci_prob
+
+    def summary(self) -> pd.DataFrame:
+        return self.table.copy()
+
+
 def data_hash(ds: xr.Dataset) -> str:
     """A short, stable hash of a dataset's values and labels (provenance)."""
     h = hashlib.sha256()

@@ -7,7 +7,6 @@ fast-mode fit, and slow parameter-recovery / SummEval runs marked ``slow``.
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
@@ -47,16 +46,6 @@ def _point(model, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 # ============================================================================ no PyMC
-def test_import_does_not_import_pymc():
-    import subprocess
-
-    code = ("import sys, bayesmeta, bayesmeta.models.correlation; "
-            "print('pymc' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
-
-
 def test_simulator_shapes_and_truth():
     params, sim = _sim(n_metrics=4, n_systems=5, n_items=30)
     assert sim["score"].dims == ("system", "item", "metric", "run")

@@ -30,16 +30,6 @@ def small():
 
 
 # ----------------------------------------------------------------------------- structure
-def test_import_does_not_import_pymc():
-    import subprocess
-    import sys
-
-    code = "import sys, bayesmeta; print('pymc' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
-
-
 def test_design_is_long_form_without_missing(small):
     d = rm.rater_design(small)
     y = small["rating"].transpose("trait", "system", "item", "rater").values

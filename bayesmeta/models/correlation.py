@@ -45,7 +45,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.data.schema import validate
-from bayesmeta.results import Result, bayes_summary, data_hash
+from bayesmeta.results import Result, TableView, bayes_summary, data_hash
 
 #: Rows of the summary table (per metric).
 ESTIMANDS = ("item_level", "system_level", "item_level_sd")
@@ -498,7 +498,7 @@ class CorrelationResult(Result):
         if estimand not in ESTIMANDS:
             raise ValueError(f"estimand must be one of {', '.join(ESTIMANDS)}, got "
                              f"{estimand!r}.")
-        view = _TableView(self._table.xs(estimand, level="estimand"),
+        view = TableView(self._table.xs(estimand, level="estimand"),
                           f"{self.title}: {estimand}", self.ci_prob)
         return plot_forest(view, ax=ax, column=column).figure
 
@@ -620,16 +620,6 @@ class CorrelationResult(Result):
     def _restore(self, state: dict[str, Any]) -> None:
         self.n_systems = int(state["n_systems"])
         self.n_items = int(state["n_items"])
-
-
-@dataclass
-class _TableView:
-    table: pd.DataFrame
-    title: str
-    ci_prob: float
-
-    def summary(self) -> pd.DataFrame:
-        return self.table.copy()
 
 
 # ============================================================================ data

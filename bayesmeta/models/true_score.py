@@ -41,7 +41,7 @@ import xarray as xr
 
 from bayesmeta.classical._select import rating_label
 from bayesmeta.data.schema import validate
-from bayesmeta.results import Result, bayes_summary, data_hash
+from bayesmeta.results import Result, TableView, bayes_summary, data_hash
 
 COMPONENTS = ("system", "item", "system_item", "run")
 ESTIMANDS = ("consistency", "stability", "sem", "items_needed",
@@ -550,7 +550,7 @@ class TrueScoreResult(Result):
         if estimand not in set(levels):
             raise ValueError(f"estimand must be one of {', '.join(dict.fromkeys(levels))}, "
                              f"got {estimand!r}.")
-        view = _TableView(self._table.xs(estimand, level="estimand"),
+        view = TableView(self._table.xs(estimand, level="estimand"),
                           f"{self.title}: {estimand}", self.ci_prob)
         return plot_forest(view, ax=ax, column=column).figure
 
@@ -601,16 +601,6 @@ class DecisionStudyResult(Result):
         from bayesmeta.plots import plot_decision_curve
 
         return plot_decision_curve(self, ax=ax, quantities=quantities, runs=runs).figure
-
-
-@dataclass
-class _TableView:
-    table: pd.DataFrame
-    title: str
-    ci_prob: float
-
-    def summary(self) -> pd.DataFrame:
-        return self.table.copy()
 
 
 # ============================================================================ public API
