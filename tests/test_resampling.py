@@ -18,7 +18,6 @@ from bayesmeta.classical.resampling import (
     resampling_weights,
     swap_masks,
 )
-from bayesmeta.simulate import simulate_correlation_study
 
 
 @pytest.fixture(scope="module")
@@ -194,21 +193,39 @@ def test_compare_metrics_probabilities(simulated):
     assert tab["pvalue"].between(0.01, 1).all()
 
 
+def test_few_systems_calibration_note(simulated):
+    """Results computed from fewer systems than FEW_SYSTEMS say their global/input HDIs run
+    short (the measured shortfall of test_bayesian_bootstrap_hdi_coverage)."""
+    from bayesmeta.classical.resampling import FEW_SYSTEMS, calibration_note
+
+    assert calibration_note(FEW_SYSTEMS) is None
+    assert calibration_note(17).startswith("17 systems")
+    res = bm.correlations(simulated, "COH", measures="global_pearson", n_resamples=20,
+                          random_seed=0)
+    assert res.info["calibration"] == calibration_note(17)
+    assert "bm.fit_correlation_model" in str(res)
+    point = bm.correlations(simulated, "COH", measures="global_pearson", n_resamples=0)
+    assert "calibration" not in point.info
+
+
 # --------------------------------------------------------------------------- slow tier
 @pytest.mark.slow
 def test_pvalues_uniform_under_null():
     """X and Y exchangeable given the human score (17 systems x 12 inputs, Perm-Both, 199
-    permutations, 500 null replicates): for every measure the randomised p-value
+    permutations, 2,000 null replicates): for every measure the randomised p-value
     ``(b - ties + U (ties + 1)) / (n + 1)`` is uniform -- Kolmogorov-Smirnov p > 0.01 / 12,
-    Bonferroni over the 12 measures tested at once (with this seed the smallest of the 12 KS
-    p-values is 0.006, global Spearman; the other 11 exceed 0.01; across other seeds the KS
-    p-values look uniform, as they should) -- and
-    the reported plus-one p-value is valid: P(p <= alpha) <= alpha within 3 binomial sds at
-    alpha = 0.05, 0.1, 0.25. (The plus-one p-value itself is not uniform for discrete
-    statistics -- e.g. Spearman over system means, where permutations tie with the observed
-    difference -- it is conservative.)"""
-    rng = np.random.default_rng(2024)
-    S, I, R, n = 17, 12, 500, 199
+    Bonferroni over the 12 measures tested at once, so the family-wise false-alarm rate is
+    0.01 -- and the reported plus-one p-value is valid: P(p <= alpha) <= alpha within 3
+    binomial sds at alpha = 0.05, 0.1, 0.25. (The plus-one p-value itself is not uniform for
+    discrete statistics -- e.g. Spearman over system means, where permutations tie with the
+    observed difference -- it is conservative.)
+
+    Measured with this seed (about 40 s): the smallest of the 12 KS p-values is 0.061
+    (item Kendall), so each also clears the unadjusted 0.01 of the issue. An earlier run with
+    500 replicates and another seed had one KS p of 0.006 (global Spearman); with 2,000
+    replicates that measure's p is 0.58: chance among 12 tests, not miscalibration."""
+    rng = np.random.default_rng(7)
+    S, I, R, n = 17, 12, 2000, 199
     rand, plus = [], []
     for _ in range(R):
         z = rng.integers(1, 6, (S, I)).astype(float) + rng.normal(0, 1, (S, 1))
@@ -226,32 +243,40 @@ def test_pvalues_uniform_under_null():
             assert (plus[:, k] <= alpha).mean() <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / R)
 
 
+def _bb_coverage_study():
+    """``benchmarks/bayesian_bootstrap_coverage.py``, loaded by path (one implementation)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bayesian_bootstrap_coverage.py"
+    spec = importlib.util.spec_from_file_location("bayesian_bootstrap_coverage", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.coverage
+
+
 @pytest.mark.slow
 def test_bayesian_bootstrap_hdi_coverage():
-    """94% HDIs of the Bayesian-bootstrap posterior against the truth of paper 001's App. C
-    model (16 systems x 100 inputs, 200 replicates, 400 draws each).
+    """94% HDIs of the Bayesian-bootstrap posterior (2,000 draws) against the truth of paper
+    001's App. C model, 400 datasets per size (about 75 s).
 
-    System-level Pearson (truth: the correlation of system means over 100 inputs) covers at
-    the nominal rate, within 3 binomial sds (measured 0.935). Measures whose sampling
-    variance is dominated by 16 systems through the pooled outputs do not: global and input
-    level Pearson cover about 0.86 (the posterior sd is about 9% too small, and with 16
-    systems the sample global r is biased low by about 0.013), item level Pearson covers
-    about 0.98 (resampling inputs jointly across systems adds variance the model does not
-    have). Those are asserted as measured ranges, to catch regressions, not as calibration."""
-    R = 200
-    names = ["system_pearson", "global_pearson", "input_pearson", "item_pearson"]
-    truth = ["true_system_pearson_finite", "true_global_pearson", "true_global_pearson",
-             "true_item_pearson"]
-    hits = np.zeros(len(names))
-    for r in range(R):
-        sim = simulate_correlation_study(r)
-        x = sim["score"].isel(run=0).transpose("metric", "system", "item")
-        d = bayesian_bootstrap(x, sim["human"].values, measures=names, n_resamples=400,
-                               random_seed=r).values[:, 0, :]
-        iv = bm.results.hdi(d, 0.94, axis=(0,))
-        t = np.array([sim.attrs[k] for k in truth])
-        hits += (iv[:, 0] <= t) & (t <= iv[:, 1])
-    cover = hits / R
-    assert abs(cover[0] - 0.94) <= 3 * np.sqrt(0.94 * 0.06 / R), cover
-    assert 0.80 <= cover[1] <= 0.92 and 0.80 <= cover[2] <= 0.92, cover
-    assert 0.95 <= cover[3] <= 1.0, cover
+    64 systems x 100 inputs: every level -- system, global, input, item Pearson -- covers at
+    the nominal rate, within 3 binomial sds of 0.94 (measured 0.950, 0.928, 0.920, 0.958).
+
+    16 systems x 100 inputs (SummEval's size): the system level is still nominal (0.925);
+    the pooled levels under-cover (global 0.893, input 0.868: with 16 clusters the
+    posterior is 5-13% too narrow and the sample r biased low) and the item level
+    over-covers (0.973: product weights count within-system noise twice, Owen & Eckles
+    2012). These are asserted as the measured shortfall, so that a change in either
+    direction is noticed, and documented in ``models/correlation.md`` and the docstring
+    of :func:`bayesian_bootstrap`."""
+    coverage = _bb_coverage_study()
+    R = 400
+    band = 3 * np.sqrt(0.94 * 0.06 / R)
+    large = coverage(64, R, 2000).set_index("measure")["hdi"]
+    assert (abs(large - 0.94) <= band).all(), large
+    small = coverage(16, R, 2000).set_index("measure")["hdi"]
+    assert abs(small["system_pearson"] - 0.94) <= band, small
+    assert 0.84 <= small["global_pearson"] <= 0.92, small
+    assert 0.84 <= small["input_pearson"] <= 0.92, small
+    assert 0.95 <= small["item_pearson"] <= 0.99, small

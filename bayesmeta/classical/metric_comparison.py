@@ -21,6 +21,7 @@ from bayesmeta.classical.correlation import measure_draws, parse_measures
 from bayesmeta.classical.resampling import (
     bayesian_bootstrap,
     bootstrap,
+    calibration_note,
     percentile_interval,
     permutation_test,
 )
@@ -197,6 +198,9 @@ def correlations(
         info["posterior"] = f"Bayesian bootstrap (Dirichlet over systems and inputs), " \
                             f"{n_resamples} draws"
         info["random_seed"] = random_seed
+        note = calibration_note(len(scores["system"]))
+        if note:
+            info["calibration"] = note
     return CorrelationsResult(table, title="Correlation measures of metrics with humans",
                               info=info, extra=extra, ci_prob=ci_prob)
 
@@ -345,5 +349,8 @@ def compare_metrics(
                      + ("(b+1)/(n+1)" if pvalue == "plus-one" else "b/n"))
             if n_permutations else "none",
             "random_seed": random_seed}
+    note = calibration_note(len(scores["system"]))
+    if note:
+        info["calibration"] = note
     return MetricComparisonResult(table, title="Pairwise comparison of metrics", info=info,
                                   extra=extra, ci_prob=ci_prob)
