@@ -30,6 +30,7 @@ import xarray as xr
 from bayesmeta._version import __version__
 
 SAMPLERS = ("nutpie", "pymc")
+MASS_MATRICES = ("diag", "low_rank")
 
 #: Draw settings of the fast mode (tests and previews): fewer chains and draws.
 FAST_SETTINGS: dict[str, int] = {"chains": 2, "tune": 300, "draws": 300}
@@ -138,6 +139,7 @@ def sample(
     max_treedepth: int = 10,
     progressbar: bool | None = None,
     attrs: Mapping[str, Any] | None = None,
+    mass_matrix: str = "diag",
 ) -> Any:
     r"""Draw from the posterior of a PyMC model with nutpie (default) or PyMC's NUTS.
 
@@ -170,6 +172,12 @@ def sample(
         terminal or notebook, off otherwise.
     attrs : dict, optional
         More provenance attributes (e.g. ``data_hash``) for every InferenceData group.
+    mass_matrix : {"diag", "low_rank"}
+        nutpie's mass-matrix adaptation: diagonal (default), or its low-rank modified mass
+        matrix (``low_rank_modified_mass_matrix=True``: the diagonal plus the few
+        directions in which draws and gradients are most correlated; for posteriors with
+        a handful of strongly correlated directions, e.g. loadings against scales). PyMC's
+        sampler supports ``"diag"`` only.
 
     Returns
     -------
@@ -206,6 +214,11 @@ def sample(
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}.")
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept}.")
+    if mass_matrix not in MASS_MATRICES:
+        raise ValueError(f"mass_matrix must be one of {', '.join(map(repr, MASS_MATRICES))}, "
+                         f"got {mass_matrix!r}.")
+    if mass_matrix != "diag" and sampler != "nutpie":
+        raise ValueError(f"mass_matrix={mass_matrix!r} needs sampler='nutpie'.")
     if fast:
         draws = min(draws, FAST_SETTINGS["draws"])
         tune = min(tune, FAST_SETTINGS["tune"])
@@ -228,6 +241,7 @@ def sample(
                 compiled, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed,
                 progress_bar=bool(progressbar), save_warmup=False,
                 target_accept=target_accept, maxdepth=max_treedepth,
+                low_rank_modified_mass_matrix=mass_matrix == "low_rank",
             )
         stats = idata.sample_stats
         if "maxdepth_reached" in stats:
@@ -257,6 +271,7 @@ def sample(
         "fast": int(bool(fast)),
         "target_accept": float(target_accept),
         "max_treedepth": int(max_treedepth),
+        "mass_matrix": mass_matrix,
     }
     provenance.update(attrs or {})
     set_attrs(idata, provenance)

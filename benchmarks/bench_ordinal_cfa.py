@@ -64,7 +64,7 @@ def _load() -> str:
 
 
 def run_fit(syntax: str, ds, *, chains: int, tune: int, draws: int, seed: int,
-            n_ppc: int) -> tuple[oc.OrdinalCFAResult, dict]:
+            n_ppc: int, mass_matrix: str = "diag") -> tuple[oc.OrdinalCFAResult, dict]:
     """Compile first (timed), then fit (sampling timed by the result)."""
     from bayesmeta.sampling import _compiled_nutpie
 
@@ -79,7 +79,8 @@ def run_fit(syntax: str, ds, *, chains: int, tune: int, draws: int, seed: int,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = oc.ordinal_cfa(syntax, ds, chains=chains, tune=tune, draws=draws,
-                             random_seed=seed, n_ppc=n_ppc, cores=min(chains, 2))
+                             random_seed=seed, n_ppc=n_ppc, cores=min(chains, 2),
+                             mass_matrix=mass_matrix)
     t_total = time.perf_counter() - t0
     timing = {"compile_s": t_compile, "fit_total_s": t_total,
               "warnings": [str(w.message)[:200] for w in caught]}
@@ -95,7 +96,7 @@ def part_fit4(ds, args) -> dict:
     fit_wlsmv(spec, polychoric(data_.frame, acov=True))
     t_classical = time.perf_counter() - t0
     fit, timing = run_fit(FOUR, ds, chains=args.chains, tune=args.tune, draws=args.draws,
-                          seed=args.seed, n_ppc=args.n_ppc)
+                          seed=args.seed, n_ppc=args.n_ppc, mass_matrix=args.mass_matrix)
     post = fit.idata.posterior
     sampling_s = float(post.attrs.get("sampling_time_s", np.nan))
     stats = fit.idata.sample_stats
@@ -116,6 +117,7 @@ def part_fit4(ds, args) -> dict:
         **timing,
         "sampling_s_nutpie": sampling_s,
         "chains": args.chains, "tune": args.tune, "draws": args.draws,
+        "mass_matrix": args.mass_matrix,
         "max_rhat": float(main["r_hat"].max()),
         "min_ess_bulk": min_ess, "min_ess_tail": float(main["ess_tail"].min()),
         "worst_ess": " ".join(main["ess_bulk"].idxmin()),
@@ -127,6 +129,7 @@ def part_fit4(ds, args) -> dict:
     if np.isfinite(sampling_s) and sampling_s > 0:
         out["min_ess_per_s"] = min_ess / sampling_s
     out["fit_measures"] = fit.fit_measures().reset_index().to_dict("records")
+    args.four_factor_fit = fit  # reused by --part compare in the same run
     if args.out:
         fit.save(Path(args.out) / "summeval_four_factor.nc")
         tab.to_csv(Path(args.out) / "summeval_four_factor_table.csv")
@@ -139,8 +142,12 @@ def part_compare(ds, args) -> dict:
     times = {}
     for name, syntax in (("four factors", FOUR), ("coherence+relevance merged", MERGED),
                          ("one factor", ONE)):
+        if name == "four factors" and getattr(args, "four_factor_fit", None) is not None:
+            fits[name], times[name] = args.four_factor_fit, {"reused": "fit4"}
+            continue
         fits[name], times[name] = run_fit(syntax, ds, chains=args.chains, tune=args.tune,
-                                          draws=args.draws, seed=args.seed, n_ppc=0)
+                                          draws=args.draws, seed=args.seed, n_ppc=0,
+                                          mass_matrix=args.mass_matrix)
         print(name, fits[name].info["convergence"], flush=True)
         if args.out:  # keep each fit, so a later failure loses nothing
             fits[name].save(Path(args.out) / f"summeval_{name.split()[0]}.nc")
@@ -187,6 +194,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--n-ppc", type=int, default=100)
     ap.add_argument("--out", default="")
+    ap.add_argument("--mass-matrix", choices=["diag", "low_rank"], default="diag")
     ap.add_argument("--stan-tune", type=int, default=200)
     ap.add_argument("--stan-draws", type=int, default=200)
     ap.add_argument("--r-libs", default="", help="R_LIBS_USER for Rscript (a BH with include)")

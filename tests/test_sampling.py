@@ -56,6 +56,8 @@ def test_cached_model_builds_once_per_key():
     ({"chains": 1.5}, "chains must be an integer"),
     ({"target_accept": 1.2}, "target_accept must be in"),
     ({"random_seed": -1}, "random_seed must be >= 0"),
+    ({"mass_matrix": "dense"}, "mass_matrix must be one of"),
+    ({"mass_matrix": "low_rank", "sampler": "pymc"}, "needs sampler='nutpie'"),
 ])
 def test_sample_validates_arguments(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -758,6 +758,7 @@ def ordinal_cfa(
     n_ppc: int = 100,
     target_accept: float = 0.8,
     cores: int | None = None,
+    mass_matrix: str = "diag",
 ) -> OrdinalCFAResult:
     r"""Bayesian ordinal CFA (probit, theta parameterization; see the module docstring).
 
@@ -794,6 +795,10 @@ def ordinal_cfa(
         Replicated datasets for the ppp (0: skip it).
     target_accept : float
         NUTS target acceptance rate.
+    cores : int, optional
+        Chains run in parallel.
+    mass_matrix : {"diag", "low_rank"}
+        nutpie's mass-matrix adaptation (see :func:`bayesmeta.sampling.sample`).
 
     Returns
     -------
@@ -828,7 +833,7 @@ def ordinal_cfa(
     t0 = time.perf_counter()
     idata = _sample(pm_model, fast=fast, random_seed=random_seed, chains=chains, tune=tune,
                     draws=draws, target_accept=target_accept, cores=cores,
-                    attrs={"data_hash": _hash(data_)})
+                    mass_matrix=mass_matrix, attrs={"data_hash": _hash(data_)})
     t_sample = time.perf_counter() - t0
     from bayesmeta.sampling import set_attrs
 

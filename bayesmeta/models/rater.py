@@ -626,6 +626,7 @@ def rater_bias(
     sampler: str = "nutpie",
     target_accept: float = 0.8,
     random_seed: int | None = None,
+    mass_matrix: str = "diag",
 ) -> RaterBiasResult:
     r"""Rater leniency and reliability from the many-facet ordinal rater model.
 
@@ -654,8 +655,11 @@ def rater_bias(
         fits all traits in one model.
     ci_prob : float
         Probability of the highest-density intervals.
-    draws, tune, chains, fast, sampler, target_accept, random_seed
+    draws, tune, chains, fast, sampler, target_accept, random_seed, mass_matrix
         Passed to :func:`bayesmeta.sampling.sample` (trait k gets seed ``random_seed + k``).
+        ``mass_matrix="low_rank"`` (nutpie's low-rank modified mass matrix) helps the
+        discriminations, which trade off against the latent-quality scale (see
+        ``models/rater.md``).
 
     Returns
     -------
@@ -722,6 +726,7 @@ def rater_bias(
         seed = int(random_seed)
     sample_kwargs = {"draws": draws, "tune": tune, "chains": chains, "fast": fast,
                      "sampler": sampler, "target_accept": target_accept,
+                     "mass_matrix": mass_matrix,
                      "attrs": {"data_hash": data_hash(data[["rating"]])}}
     t0 = time.perf_counter()
     idata = _fit(design, discrimination=discrimination, item_effect=item_effect,
