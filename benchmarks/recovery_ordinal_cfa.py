@@ -11,6 +11,9 @@ Run (many cores: ``--workers`` processes x 2 chains each)::
 
     python benchmarks/recovery_ordinal_cfa.py --datasets 100 --workers 8 --out /tmp/rec
 
+Rows are appended per dataset to ``partial_<worker>.csv`` under ``--out``; ``--summarize``
+prints the summary of a stopped run's rows.
+
 Prints coverage per parameter class with a binomial 95% interval, the convergence of the
 fits (datasets with R-hat > 1.01 are counted and reported, not dropped), and writes one CSV
 row per parameter and dataset.
@@ -88,6 +91,10 @@ def _worker(job: dict) -> list[dict]:
                              "covered": bool(lo[idx] <= tr[idx] <= hi[idx]),
                              "r_hat": float(rh[idx]), "ess_bulk": float(eb[idx]),
                              "divergences": div, "seconds": elapsed})
+        if job.get("partial"):  # one file per worker, appended per dataset: a stopped run
+            path = Path(job["partial"])  # keeps what it finished (see --summarize)
+            part = pd.DataFrame([r for r in rows if r["seed"] == seed])
+            part.to_csv(path, mode="a", header=not path.exists(), index=False)
     return rows
 
 
@@ -101,11 +108,24 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--first-seed", type=int, default=1000)
     ap.add_argument("--out", default="")
+    ap.add_argument("--summarize", action="store_true",
+                    help="only summarise the partial rows already written under --out")
     args = ap.parse_args()
+    out = Path(args.out) if args.out else None
+    if args.summarize:
+        df = pd.concat(pd.read_csv(f) for f in sorted(out.glob("partial_*.csv")))
+        print(json.dumps(summarize(df), indent=1))
+        return
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        for f in out.glob("partial_*.csv"):
+            f.unlink()
     seeds = list(range(args.first_seed, args.first_seed + args.datasets))
     chunks = [seeds[k::args.workers] for k in range(args.workers)]
     jobs = [{"seeds": c, "n_systems": args.n_systems, "n_items": args.n_items,
-             "tune": args.tune, "draws": args.draws} for c in chunks if c]
+             "tune": args.tune, "draws": args.draws,
+             "partial": str(out / f"partial_{k}.csv") if out else None}
+            for k, c in enumerate(chunks) if c]
     t0 = time.perf_counter()
     if args.workers == 1:
         rows = _worker(jobs[0])
@@ -113,6 +133,16 @@ def main() -> None:
         with ProcessPoolExecutor(args.workers) as pool:
             rows = [r for part in pool.map(_worker, jobs) for r in part]
     df = pd.DataFrame(rows)
+    summary = summarize(df)
+    summary["wall_s"] = time.perf_counter() - t0
+    print(json.dumps(summary, indent=1))
+    if out:
+        df.to_csv(out / "recovery_ordinal_cfa.csv", index=False)
+        (out / "recovery_summary.json").write_text(json.dumps(summary, indent=1))
+
+
+def summarize(df: pd.DataFrame) -> dict:
+    """Coverage per parameter class with a binomial 95% interval, and the convergence."""
     summary = {}
     for name, g in df.groupby("parameter"):
         k, n = int(g["covered"].sum()), len(g)
@@ -124,13 +154,8 @@ def main() -> None:
     summary["datasets_rhat_gt_1.01"] = int((bad > 1.01).sum())
     summary["median_min_ess_bulk"] = float(df.groupby("seed")["ess_bulk"].min().median())
     summary["divergent_datasets"] = int((df.groupby("seed")["divergences"].max() > 0).sum())
-    summary["wall_s"] = time.perf_counter() - t0
-    print(json.dumps(summary, indent=1))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out / "recovery_ordinal_cfa.csv", index=False)
-        (out / "recovery_summary.json").write_text(json.dumps(summary, indent=1))
+    summary["median_seconds_per_fit"] = float(df.groupby("seed")["seconds"].first().median())
+    return summary
 
 
 if __name__ == "__main__":
