@@ -185,7 +185,8 @@ def sample(
         Groups ``posterior`` (dims ``chain``, ``draw`` and the model's named dims) and
         ``sample_stats`` (with ``diverging`` and ``reached_max_treedepth``); attributes
         ``bayesmeta_version``, ``sampler``, ``random_seed``, ``chains``, ``draws``,
-        ``tune``, ``fast``, ``target_accept``, ``max_treedepth`` on every group.
+        ``tune``, ``fast``, ``target_accept``, ``max_treedepth``, ``mass_matrix`` on every
+        group.
 
     Notes
     -----
@@ -218,7 +219,8 @@ def sample(
         raise ValueError(f"mass_matrix must be one of {', '.join(map(repr, MASS_MATRICES))}, "
                          f"got {mass_matrix!r}.")
     if mass_matrix != "diag" and sampler != "nutpie":
-        raise ValueError(f"mass_matrix={mass_matrix!r} needs sampler='nutpie'.")
+        raise ValueError(f"mass_matrix={mass_matrix!r} needs sampler='nutpie', got "
+                         f"sampler={sampler!r}.")
     if fast:
         draws = min(draws, FAST_SETTINGS["draws"])
         tune = min(tune, FAST_SETTINGS["tune"])
@@ -292,6 +294,8 @@ def describe_run(idata: Any) -> str:
     text = (f"{a.get('sampler', '?')} NUTS, {a.get('chains', '?')} chains x "
             f"{a.get('draws', '?')} draws ({a.get('tune', '?')} tuning), "
             f"seed {a.get('random_seed', '?')}")
+    if a.get("mass_matrix", "diag") != "diag":
+        text += f", {a['mass_matrix']} mass matrix"
     if int(a.get("fast", 0)):
         text += "  [FAST MODE: few draws, a preview; use fast=False for reported numbers]"
     return text

@@ -113,7 +113,10 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out) if args.out else None
     if args.summarize:
-        df = pd.concat(pd.read_csv(f) for f in sorted(out.glob("partial_*.csv")))
+        files = sorted(out.glob("partial_*.csv")) if out else []
+        if not files:
+            ap.error("--summarize needs --out DIR holding partial_*.csv from a run")
+        df = pd.concat(pd.read_csv(f) for f in files)
         print(json.dumps(summarize(df), indent=1))
         return
     if out:

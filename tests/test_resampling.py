@@ -194,16 +194,22 @@ def test_compare_metrics_probabilities(simulated):
 
 
 def test_few_systems_calibration_note(simulated):
-    """Results computed from fewer systems than FEW_SYSTEMS say their global/input HDIs run
-    short (the measured shortfall of test_bayesian_bootstrap_hdi_coverage)."""
+    """Results with global- or input-level measures from fewer than FEW_SYSTEMS systems say
+    their HDIs run short (the measured shortfall of test_bayesian_bootstrap_hdi_coverage);
+    system- and item-level results, and results from enough systems, do not."""
     from bayesmeta.classical.resampling import FEW_SYSTEMS, calibration_note
 
-    assert calibration_note(FEW_SYSTEMS) is None
-    assert calibration_note(17).startswith("17 systems")
+    assert calibration_note(FEW_SYSTEMS, ["global_pearson"]) is None
+    assert calibration_note(FEW_SYSTEMS - 1, ["input_kendall"]) is not None
+    assert calibration_note(17, ["system_pearson", "item_pearson"]) is None
+    assert calibration_note(17, ["global_pearson"]).startswith("17 systems")
     res = bm.correlations(simulated, "COH", measures="global_pearson", n_resamples=20,
                           random_seed=0)
-    assert res.info["calibration"] == calibration_note(17)
-    assert "bm.fit_correlation_model" in str(res)
+    assert res.info["calibration"] == calibration_note(17, ["global_pearson"])
+    assert "global/input-level HDIs run short" in str(res)
+    system = bm.correlations(simulated, "COH", measures="system", n_resamples=20,
+                             random_seed=0)
+    assert "calibration" not in system.info
     point = bm.correlations(simulated, "COH", measures="global_pearson", n_resamples=0)
     assert "calibration" not in point.info
 
@@ -215,7 +221,7 @@ def test_pvalues_uniform_under_null():
     permutations, 2,000 null replicates): for every measure the randomised p-value
     ``(b - ties + U (ties + 1)) / (n + 1)`` is uniform -- Kolmogorov-Smirnov p > 0.01 / 12,
     Bonferroni over the 12 measures tested at once, so the family-wise false-alarm rate is
-    0.01 -- and the reported plus-one p-value is valid: P(p <= alpha) <= alpha within 3
+    at most 0.01 -- and the reported plus-one p-value is valid: P(p <= alpha) <= alpha within 3
     binomial sds at alpha = 0.05, 0.1, 0.25. (The plus-one p-value itself is not uniform for
     discrete statistics -- e.g. Spearman over system means, where permutations tie with the
     observed difference -- it is conservative.)
@@ -263,7 +269,7 @@ def test_bayesian_bootstrap_hdi_coverage():
     64 systems x 100 inputs: every level -- system, global, input, item Pearson -- covers at
     the nominal rate, within 3 binomial sds of 0.94 (measured 0.950, 0.928, 0.920, 0.958).
 
-    16 systems x 100 inputs (SummEval's size): the system level is still nominal (0.925);
+    16 systems x 100 inputs (about SummEval's 17): the system level is still nominal (0.925);
     the pooled levels under-cover (global 0.893, input 0.868: with 16 clusters the
     posterior is 5-13% too narrow and the sample r biased low) and the item level
     over-covers (0.973: product weights count within-system noise twice, Owen & Eckles

@@ -155,3 +155,19 @@ def test_non_identified_toy_model_triggers_warnings():
     assert rep.n_divergent > 0 and "divergent" in text
     assert idata.posterior.attrs["sampler"] == "pymc"
     assert idata.sample_stats.attrs["random_seed"] == 11
+
+
+def test_low_rank_mass_matrix_reaches_nutpie():
+    """mass_matrix="low_rank" is passed to nutpie (its low-rank adaptation stores the
+    mass-matrix eigenvalues in sample_stats) and recorded in the provenance and header."""
+    pm = pytest.importorskip("pymc")
+    pytest.importorskip("nutpie")
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 10.0, shape=3)
+        pm.Normal("y", mu, 1.0, observed=np.array([[0.1, -0.3, 0.5]] * 4))
+    idata = sample(m, fast=True, random_seed=3, mass_matrix="low_rank")
+    assert idata.posterior.attrs["mass_matrix"] == "low_rank"
+    assert "low_rank mass matrix" in describe_run(idata)
+    diag = sample(m, fast=True, random_seed=3)
+    assert diag.posterior.attrs["mass_matrix"] == "diag"
+    assert not np.allclose(idata.posterior["mu"].values, diag.posterior["mu"].values)

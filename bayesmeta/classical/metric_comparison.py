@@ -198,7 +198,7 @@ def correlations(
         info["posterior"] = f"Bayesian bootstrap (Dirichlet over systems and inputs), " \
                             f"{n_resamples} draws"
         info["random_seed"] = random_seed
-        note = calibration_note(len(scores["system"]))
+        note = calibration_note(len(scores["system"]), names)
         if note:
             info["calibration"] = note
     return CorrelationsResult(table, title="Correlation measures of metrics with humans",
@@ -349,7 +349,7 @@ def compare_metrics(
                      + ("(b+1)/(n+1)" if pvalue == "plus-one" else "b/n"))
             if n_permutations else "none",
             "random_seed": random_seed}
-    note = calibration_note(len(scores["system"]))
+    note = calibration_note(len(scores["system"]), names)
     if note:
         info["calibration"] = note
     return MetricComparisonResult(table, title="Pairwise comparison of metrics", info=info,
