@@ -89,7 +89,7 @@ def calibration_note(n_systems: int, measures: Sequence[str]) -> str | None:
         global- or input-level measure is reported (their HDIs were measured too short in
         App. C simulations: Pearson, single metrics); None otherwise.
     """
-    if n_systems >= FEW_SYSTEMS or not any(m.split("_")[0] in _POOLED for m in measures):
+    if n_systems >= FEW_SYSTEMS or not any(split_measure(m)[0] in _POOLED for m in measures):
         return None
     return (f"{n_systems} systems: global/input-level HDIs run short (App. C simulations, "
             f"Pearson: 94% HDIs covered 0.86-0.89 at 16 systems; nominal at 64)")
