@@ -150,8 +150,11 @@ def lkj_cholesky(name: str, n: int, eta: float, dims: str | None = None):
     # 1 - sum_{k<j} L_ik^2 = prod_{k<j} (1 - z_ik^2): exclusive cumulative sums of logs
     w = pt.log1p(-(zmat**2))
     c = pt.cumsum(w, axis=1) - w  # c[i, j] = sum_{k<j} w[i, k]
-    strict = np.tril(np.ones((n, n)), -1)
-    chol = zmat * pt.exp(0.5 * c) * strict + pt.diag(pt.exp(0.5 * pt.diagonal(c)))
+    # L_ij = z_ij sqrt(prod_{k<j} (1 - z_ik^2)) below the diagonal, L_ii = sqrt(prod_{k<i}
+    # (1 - z_ik^2)); zmat is 0 on and above the diagonal. Written as one elementwise product:
+    # a pt.diag(...) of the diagonal here made PyTensor's rewrites duplicate every node
+    # downstream of the factor (twice the likelihood cost in the augmented model)
+    chol = pt.exp(0.5 * c) * (zmat + np.eye(n))
     logj = pt.sum(pt.log1p(-(z**2))) + 0.5 * pt.sum(c[rows, cols])
     exps = np.array([n - i - 1 + 2 * eta - 2 for i in range(n)], dtype=float)
     lkj = pt.sum(exps * 0.5 * pt.diagonal(c))
