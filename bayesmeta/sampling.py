@@ -20,7 +20,7 @@ import sys
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +43,7 @@ ESS_MIN_FAST = 100
 
 _MODEL_CACHE_SIZE = 16
 _MODELS: OrderedDict[Hashable, Any] = OrderedDict()
-_COMPILED: dict[int, tuple[weakref.ref, Any]] = {}
+_COMPILED: dict[tuple, tuple[weakref.ref, Any]] = {}
 
 
 class ConvergenceWarning(UserWarning):
@@ -84,23 +84,29 @@ def clear_cache() -> None:
     _COMPILED.clear()
 
 
-def _compiled_nutpie(model: Any) -> Any:
-    entry = _COMPILED.get(id(model))
+def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> Any:
+    key = (id(model), None if var_names is None else tuple(var_names))
+    entry = _COMPILED.get(key)
     if entry is not None and entry[0]() is model:
         return entry[1]
     import nutpie
+    from numba.core.errors import NumbaWarning
 
+    kwargs = {} if var_names is None else {"var_names": list(var_names)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        compiled = nutpie.compile_pymc_model(model)
-    _COMPILED[id(model)] = (weakref.ref(model), compiled)
+        # "cannot cache ... dynamic globals": kernels calling SciPy's Cephes through
+        # ctypes compile once per session instead of being cached on disk
+        warnings.simplefilter("ignore", NumbaWarning)
+        compiled = nutpie.compile_pymc_model(model, **kwargs)
+    _COMPILED[key] = (weakref.ref(model), compiled)
     return compiled
 
 
-def is_compiled(model: Any) -> bool:
+def is_compiled(model: Any, var_names: Sequence[str] | None = None) -> bool:
     """True when nutpie has already compiled ``model`` in this session (cheap refits)."""
-    entry = _COMPILED.get(id(model))
+    entry = _COMPILED.get((id(model), None if var_names is None else tuple(var_names)))
     return entry is not None and entry[0]() is model
 
 
@@ -140,6 +146,7 @@ def sample(
     progressbar: bool | None = None,
     attrs: Mapping[str, Any] | None = None,
     mass_matrix: str = "diag",
+    var_names: Sequence[str] | None = None,
 ) -> Any:
     r"""Draw from the posterior of a PyMC model with nutpie (default) or PyMC's NUTS.
 
@@ -178,6 +185,10 @@ def sample(
         directions in which draws and gradients are most correlated; for posteriors with
         a handful of strongly correlated directions, e.g. loadings against scales). PyMC's
         sampler supports ``"diag"`` only.
+    var_names : list of str, optional
+        Variables kept in the trace (default: all). Models with many auxiliary
+        coordinates (the augmented latent responses of the ordinal CFA) keep only what
+        they report, so that the trace stays small.
 
     Returns
     -------
@@ -234,7 +245,7 @@ def sample(
     if sampler == "nutpie":
         import nutpie
 
-        compiled = _compiled_nutpie(model)
+        compiled = _compiled_nutpie(model, var_names)
         if data:
             compiled = compiled.with_data(**data)
         with warnings.catch_warnings():
@@ -262,6 +273,7 @@ def sample(
                     progressbar=bool(progressbar), target_accept=target_accept,
                     max_treedepth=max_treedepth, compute_convergence_checks=False,
                     return_inferencedata=True,
+                    var_names=None if var_names is None else list(var_names),
                 )
     provenance = {
         "bayesmeta_version": __version__,

@@ -344,3 +344,88 @@ def design_from_wide(
         n_rows=values.shape[0], row=row.astype(np.int64), ind=ind.astype(np.int64),
         cat=cat.astype(np.int64), blocks=tuple(tuple(b) for b in blocks),
     )
+
+
+def build_augmented_model(
+    design: Design,
+    *,
+    loading_prior: tuple[float, float] = (1.0, 1.0),
+    lkj_eta: float = 1.0,
+    store_scores: bool = True,
+):
+    r"""The same ordinal CFA with the factor scores integrated out and the latent responses
+    augmented (Chib & Greenberg 1998; the construction of blavaan's ordinal models).
+
+    Marginally, the standardized latent responses of an output are
+    :math:`y^*_n \sim N_J(0, \Sigma)`, :math:`\Sigma = \Lambda^* \Psi \Lambda^{*\top} +
+    \operatorname{diag}(1 - \lambda^{*2})`, truncated to the box of its observed categories
+    (missing ratings: the whole line). With :math:`\Sigma = L L^\top` and uniform
+    :math:`u_{nj}` the box is filled sequentially (Goodrich's parameterisation of the GHK
+    construction): :math:`e_{nj} = \Phi^{-1}\big(\Phi(a_{nj}) + u_{nj} (\Phi(b_{nj}) -
+    \Phi(a_{nj}))\big)` with :math:`a, b = (\text{cut} - \sum_{k<j} L_{jk} e_{nk}) / L_{jj}`,
+    adding :math:`\log(\Phi(b_{nj}) - \Phi(a_{nj}))` to the log density; then
+    :math:`y^*_n = L e_n`. The factor scores given :math:`y^*` are normal with mean
+    :math:`\Psi \Lambda^{*\top} L^{-\top} e_n` and covariance :math:`\Psi - A A^\top`
+    (:math:`A = \Psi \Lambda^{*\top} L^{-\top}`); the mean is stored as
+    ``factor_score_mean`` and the scores are drawn from it after sampling.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+    from pytensor.tensor.slinalg import solve_triangular
+
+    from bayesmeta.models._ghk import cholesky, ghk_innovations, ghk_loglik
+    from bayesmeta.models._ordinal import BIG
+
+    N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
+    coords = {
+        "output": np.arange(N),
+        "trait": list(design.factors),
+        "trait2": list(design.factors),
+        "indicator": list(design.indicators),
+        "cut": cut_labels(K),
+    }
+    th0 = start_thresholds(design)
+    # wide category matrix, -1 = missing
+    cat = np.full((N, J), -1, dtype=np.int64)
+    cat[design.row, design.ind] = design.cat
+    # slots of the padded cut vector per indicator: 0 = -BIG, 1..K-1 = tau, K = +BIG
+    lo_slot = np.where(cat < 0, 0, cat)
+    hi_slot = np.where(cat < 0, K, cat + 1)
+    with pm.Model(coords=coords) as model:
+        a, b = loading_prior
+        lstd = pm.Beta("loading_std", alpha=a, beta=b, dims="indicator",
+                       initval=np.full(J, 0.7))
+        k0 = anchor_cuts(design)
+        gaps0 = np.log(np.maximum(np.diff(th0, axis=1), 1e-2))
+        anchor = pm.Flat("threshold_anchor", dims="indicator",
+                         initval=th0[np.arange(J), k0])
+        log_gaps = pm.Flat("threshold_log_gaps", shape=(J, K - 2), initval=gaps0)
+        cum = pt.concatenate([pt.zeros((J, 1)), pt.cumsum(pt.exp(log_gaps), axis=1)], axis=1)
+        tau = anchor[:, None] + cum - cum[np.arange(J), k0][:, None]
+        pm.Potential("threshold_prior", pt.sum(-0.5 * tau**2) + pt.sum(log_gaps))
+        tau = pm.Deterministic("threshold_std", tau, dims=("indicator", "cut"))
+        chol = pt.zeros((F, F))
+        for g, block in enumerate(design.blocks):
+            idx = np.array(block)
+            if len(block) == 1:
+                chol = pt.set_subtensor(chol[idx[0], idx[0]], 1.0)
+                continue
+            Lb = lkj_cholesky(f"corr{g}" if len(design.blocks) > 1 else "corr",
+                              len(block), lkj_eta)
+            chol = pt.set_subtensor(chol[np.ix_(idx, idx)], Lb)
+        psi = pm.Deterministic("factor_corr", chol @ chol.T, dims=("trait", "trait2"))
+        # ---- marginal covariance of the standardized latent responses ------------------
+        fo = design.factor_of
+        lam = lstd[:, None] * np.eye(F)[fo]  # (J, F), one loading per row
+        # unit diagonal: lambda*^2 Psi_ff + (1 - lambda*^2), Psi_ff = 1
+        lc = lam @ chol  # (J, F)
+        sigma = lc @ lc.T + pt.diag(1.0 - lstd**2)
+        L = cholesky(sigma)
+        cuts = pt.concatenate([pt.full((J, 1), -BIG), tau, pt.full((J, 1), BIG)], axis=1)
+        u = pm.Uniform("latent_u", 0.0, 1.0, shape=(N, J), initval=np.full((N, J), 0.5))
+        pm.Potential("loglik", ghk_loglik(L, cuts, lo_slot, hi_slot, u))
+        if store_scores:
+            e = ghk_innovations(L, cuts, lo_slot, hi_slot, u)
+            A = solve_triangular(L, lam @ psi, lower=True).T  # (F, J): Psi Lam' L^-T
+            pm.Deterministic("factor_score_mean", e @ A.T, dims=("output", "trait"))
+    return model

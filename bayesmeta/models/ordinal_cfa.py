@@ -38,6 +38,14 @@ partial correlations through its Cholesky factor; factor scores :math:`\eta` are
 variables. Ratings are used in long form: a missing rating drops out of the likelihood, not
 its row.
 
+Sampling (default ``parameterization="augmented"``): the factor scores are integrated out,
+:math:`y^*_n \sim N_J(0, \Lambda^* \Psi \Lambda^{*\top} + \operatorname{diag}(1 -
+\lambda^{*2}))`, and the latent responses are augmented inside the box of the observed
+categories through the GHK construction (Chib & Greenberg 1998, as blavaan does); the
+factor scores are drawn afterwards from their conditional normal given :math:`y^*`. The
+posterior is the same as when the scores are sampled; it mixes several times better when
+loadings are near 1 (model card).
+
 Fit (Garnier-Villarreal & Jorgensen 2020, adapted to ordinal data): the discrepancy of
 each posterior draw is the weighted least-squares distance between the sample statistics
 :math:`s` (thresholds and polychoric correlations) and the model-implied ones,
@@ -75,6 +83,8 @@ Vehtari, A., Gelman, A., & Gabry, J. (2017). Practical Bayesian model evaluation
 leave-one-out cross-validation and WAIC. *Statistics and Computing*, 27, 1413-1432.
 Merkle, E. C., & Rosseel, Y. (2018). blavaan: Bayesian structural equation models via
 parameter expansion. *Journal of Statistical Software*, 85(4).
+Chib, S., & Greenberg, E. (1998). Analysis of multivariate probit models. *Biometrika*,
+85(2), 347-361.
 """
 
 from __future__ import annotations
@@ -89,15 +99,22 @@ import pandas as pd
 import xarray as xr
 from scipy import special, stats
 
-from bayesmeta.models._cfa_build import Design, build_model, cut_labels, design_from_wide
+from bayesmeta.models._cfa_build import (
+    FACTOR_PARAMS,
+    Design,
+    build_augmented_model,
+    build_model,
+    cut_labels,
+    design_from_wide,
+)
 from bayesmeta.results import BAYES_COLUMNS, Result, data_hash
 from bayesmeta.syntax import ModelSpec, parse_model, resolve_column
 
 __all__ = ["IdentificationWarning", "OrdinalCFAResult", "ordinal_cfa"]
 
-#: Default sampler settings of a full fit. On SummEval, 2 chains x 1,000 draws reached min
-#: bulk ESS 141 and max R-hat 1.024 (model card): use more draws there.
-DEFAULTS = {"chains": 4, "tune": 600, "draws": 500}
+#: Default sampler settings of a full fit (4 chains x 500 draws; on SummEval 2 chains x
+#: 1,250 draws after 400 tuning iterations reach the convergence bars, model card).
+DEFAULTS = {"chains": 4, "tune": 400, "draws": 500}
 
 
 #: Posterior variables kept in the result (the sampler's own coordinates are dropped).
@@ -265,7 +282,7 @@ def setup(model: str | ModelSpec, data: Any) -> tuple[ModelSpec, _Data, Design]:
 
 
 # ============================================================================ sampling
-def model_for(design: Design, *, parameterization: str = "polar",
+def model_for(design: Design, *, parameterization: str = "augmented",
               loading_prior: tuple[float, float] = (1.0, 1.0), lkj_eta: float = 1.0) -> Any:
     """The PyMC model of ``design``, cached (with its nutpie compilation) by the data and
     settings, so that a refit of the same data costs sampling time only."""
@@ -275,6 +292,9 @@ def model_for(design: Design, *, parameterization: str = "polar",
            tuple(design.factor_of.tolist()), design.n_categories, design.n_rows,
            design.blocks, _design_hash(design), parameterization, tuple(loading_prior),
            float(lkj_eta))
+    if parameterization == "augmented":
+        return cached_model(key, lambda: build_augmented_model(
+            design, loading_prior=loading_prior, lkj_eta=lkj_eta))
     return cached_model(key, lambda: build_model(
         design, factor_param=parameterization, loading_prior=loading_prior, lkj_eta=lkj_eta))
 
@@ -295,6 +315,40 @@ def _sample(model: Any, *, fast: bool, random_seed: int | None, **kwargs: Any) -
 
 
 # ============================================================================ derived
+#: Ways to sample the model (see the model card): the default integrates the factor
+#: scores out and augments the latent responses; the others sample the factor scores.
+PARAMETERIZATIONS = ("augmented", *FACTOR_PARAMS)
+#: Variables the augmented model keeps in its trace (not its 20,000 latent responses).
+AUGMENTED_TRACE = ("loading_std", "threshold_std", "factor_corr", "factor_score_mean")
+
+
+def _draw_factor_scores(idata: Any, design: Design, seed: int) -> None:
+    r"""Factor scores of the augmented model: given the latent responses, :math:`\eta_n`
+    is normal with the stored mean and covariance :math:`\Psi - A A^\top`,
+    :math:`A = \Psi \Lambda^{*\top} L^{-\top}` (the same for every output); one draw per
+    posterior draw, seeded by the fit's seed."""
+    post = idata.posterior
+    mean = post["factor_score_mean"]
+    C, S = post.sizes["chain"], post.sizes["draw"]
+    F, J = design.n_factors, design.n_indicators
+    lstd = post["loading_std"].values.reshape(-1, J)
+    psi = post["factor_corr"].values.reshape(-1, F, F)
+    lam = lstd[:, :, None] * np.eye(F)[design.factor_of][None]  # (S, J, F)
+    sigma = lam @ psi @ np.swapaxes(lam, 1, 2)
+    idx = np.arange(J)
+    sigma[:, idx, idx] = 1.0
+    L = np.linalg.cholesky(sigma)
+    A = np.swapaxes(np.linalg.solve(L, lam @ psi), 1, 2)  # (S, F, J)
+    cond = psi - A @ np.swapaxes(A, 1, 2)
+    cond = 0.5 * (cond + np.swapaxes(cond, 1, 2)) + 1e-12 * np.eye(F)
+    chol = np.linalg.cholesky(cond)  # (S, F, F)
+    rng = np.random.default_rng([seed, 20261122])
+    z = rng.standard_normal((C * S, design.n_rows, F))
+    noise = np.einsum("sfg,sng->snf", chol, z).reshape(C, S, design.n_rows, F)
+    post["factor_score"] = mean + xr.DataArray(noise, dims=mean.dims)
+    idata.posterior = post.drop_vars("factor_score_mean")
+
+
 def _derived(idata: Any, design: Design) -> None:
     """Add the theta-parameterization loadings and thresholds and the residual variances
     to the posterior."""
@@ -751,7 +805,7 @@ def ordinal_cfa(
     random_seed: int | None = None,
     loading_prior: tuple[float, float] = (1.0, 1.0),
     lkj_eta: float = 1.0,
-    parameterization: str = "polar",
+    parameterization: str = "augmented",
     classical: bool = True,
     fit_measures: bool = True,
     loo: bool = True,
@@ -782,8 +836,12 @@ def ordinal_cfa(
         Beta prior of the standardized loadings (default uniform).
     lkj_eta : float
         LKJ shape of the factor correlations (default 1, uniform over correlation matrices).
-    parameterization : {"polar", "zerosum", "noncentred"}
-        How factor scores are sampled (same model; see the model card for speed).
+    parameterization : {"augmented", "polar", "zerosum", "noncentred"}
+        How the model is sampled (the same posterior; see the model card for speed).
+        ``augmented`` (default) integrates the factor scores out and samples the latent
+        responses inside the box of the observed categories (the construction of blavaan's
+        ordinal models), then draws the factor scores from their conditional normal; the
+        others sample the factor scores directly.
     classical : bool
         Also fit lavaan's WLSMV (the ``classical`` columns).
     fit_measures : bool
@@ -819,6 +877,9 @@ def ordinal_cfa(
 
     if not 0 < ci_prob < 1:
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}.")
+    if parameterization not in PARAMETERIZATIONS:
+        raise ValueError(f"parameterization must be one of {PARAMETERIZATIONS}, got "
+                         f"{parameterization!r}.")
     spec, data_, design = setup(model, data)
     fs = list(spec.factors)
     notes: list[str] = []
@@ -829,15 +890,19 @@ def ordinal_cfa(
     pm_model = model_for(design, parameterization=parameterization,
                          loading_prior=loading_prior, lkj_eta=lkj_eta)
     t_build = time.perf_counter() - t0
-    was_compiled = is_compiled(pm_model)
+    trace = AUGMENTED_TRACE if parameterization == "augmented" else None
+    was_compiled = is_compiled(pm_model, trace)
     t0 = time.perf_counter()
     idata = _sample(pm_model, fast=fast, random_seed=random_seed, chains=chains, tune=tune,
                     draws=draws, target_accept=target_accept, cores=cores,
-                    mass_matrix=mass_matrix, attrs={"data_hash": _hash(data_)})
+                    mass_matrix=mass_matrix, var_names=trace,
+                    attrs={"data_hash": _hash(data_), "parameterization": parameterization})
     t_sample = time.perf_counter() - t0
     from bayesmeta.sampling import set_attrs
 
     set_attrs(idata, {"sampling_time_s": t_sample, "compiled_before": int(was_compiled)})
+    if parameterization == "augmented":
+        _draw_factor_scores(idata, design, int(idata.posterior.attrs["random_seed"]))
     post = idata.posterior
     raw = [v for v in post.data_vars if v not in KEEP_VARS]
     post = post.drop_vars(raw)  # sampler coordinates (z, gaps, ...): large and not reported

@@ -1,0 +1,381 @@
+r"""The augmented-response likelihood of the ordinal CFA as one PyTensor Op with a numba
+kernel and a hand-written gradient (used by ``build_augmented_model`` in ``_cfa_build``).
+
+For each output :math:`n` the standardized latent responses :math:`y^*_n = L e_n`
+(:math:`\Sigma = L L^\top`) are filled into the box of the observed categories one
+indicator at a time (Goodrich's parameterisation of the GHK construction):
+
+.. math::
+    m_{nj} = \sum_{k<j} L_{jk} e_{nk}, \quad
+    a_{nj} = \frac{c^{lo}_{nj} - m_{nj}}{L_{jj}}, \quad
+    b_{nj} = \frac{c^{hi}_{nj} - m_{nj}}{L_{jj}},
+
+    e_{nj} = \Phi^{-1}\big(\Phi(a_{nj}) + u_{nj}(\Phi(b_{nj}) - \Phi(a_{nj}))\big),
+    \qquad \ell = \sum_{nj} \log\big(\Phi(b_{nj}) - \Phi(a_{nj})\big).
+
+Every step is evaluated in the lower tail (the interval is reflected when
+:math:`a + b > 0`), with ``log_ndtr`` and ``ndtri_exp`` from SciPy's Cephes, so no
+probability is formed by cancellation. ``GHKValueGrad`` returns :math:`\ell` and its
+gradient with respect to :math:`L`, the cut points and :math:`u` in one pass (the forward
+sweep keeps each entry's partial derivatives for the reverse sweep); ``GHKScores`` returns
+:math:`e` for derived quantities. ``Cholesky`` is a small dense factor with its reverse mode
+(Murray 2016).
+
+Written as kernels because the same recursion as a PyTensor graph (a ``scan`` over
+indicators) cost 47 ms per gradient on SummEval against 3.6 ms here (model card).
+
+Reference: Murray, I. (2016). Differentiation of the Cholesky decomposition.
+arXiv:1602.07527.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from functools import cache
+
+import numpy as np
+
+_HALF_LOG_2PI = 0.5 * float(np.log(2 * np.pi))
+
+
+@cache
+def _kernels():
+    """Compile (once) the numba forward and reverse kernels."""
+    import numba
+    from numba.extending import get_cython_function_address
+
+    proto = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_int)
+    cs = "scipy.special.cython_special"
+    log_ndtr_c = proto(get_cython_function_address(cs, "__pyx_fuse_1log_ndtr"))
+    ndtri_exp_c = proto(get_cython_function_address(cs, "ndtri_exp"))
+    half_log_2pi = _HALF_LOG_2PI
+
+    @numba.njit(cache=False, fastmath=False)
+    def forward(L, cuts, lo_slot, hi_slot, u):  # pragma: no cover - compiled
+        N, J = u.shape
+        e = np.empty((N, J))
+        aux = np.empty((7, N, J))  # a, b, de/da, de/db, de/du, dl/da, dl/db
+        total = 0.0
+        for n in range(N):
+            for j in range(J):
+                m = 0.0
+                for k in range(j):
+                    m += L[j, k] * e[n, k]
+                d = L[j, j]
+                a = (cuts[j, lo_slot[n, j]] - m) / d
+                b = (cuts[j, hi_slot[n, j]] - m) / d
+                uu = u[n, j]
+                flip = a + b > 0.0
+                if flip:
+                    a_r, b_r, u_r = -b, -a, 1.0 - uu
+                else:
+                    a_r, b_r, u_r = a, b, uu
+                lb = log_ndtr_c(b_r, 0)
+                if a_r < -40.0:  # Phi(a_r) < 1e-300: an open interval
+                    x = -np.inf
+                else:
+                    x = log_ndtr_c(a_r, 0) - lb  # <= 0
+                if x > -0.6931471805599453:
+                    ldel = lb + np.log(-np.expm1(x))
+                else:
+                    ldel = lb + np.log1p(-np.exp(x))
+                r = np.exp(x)
+                inner = r + u_r * (1.0 - r)
+                if inner < 1e-300:
+                    inner = 1e-300
+                e_r = ndtri_exp_c(lb + np.log(inner), 0)
+                lphi_e = -0.5 * e_r * e_r - half_log_2pi
+                lphi_a = -0.5 * a_r * a_r - half_log_2pi
+                lphi_b = -0.5 * b_r * b_r - half_log_2pi
+                de_da = (1.0 - u_r) * np.exp(lphi_a - lphi_e)
+                de_db = u_r * np.exp(lphi_b - lphi_e)
+                de_du = np.exp(ldel - lphi_e)
+                dl_da = -np.exp(lphi_a - ldel)
+                dl_db = np.exp(lphi_b - ldel)
+                total += ldel
+                aux[0, n, j] = a
+                aux[1, n, j] = b
+                aux[4, n, j] = de_du
+                if flip:
+                    e[n, j] = -e_r
+                    aux[2, n, j] = de_db
+                    aux[3, n, j] = de_da
+                    aux[5, n, j] = -dl_db
+                    aux[6, n, j] = -dl_da
+                else:
+                    e[n, j] = e_r
+                    aux[2, n, j] = de_da
+                    aux[3, n, j] = de_db
+                    aux[5, n, j] = dl_da
+                    aux[6, n, j] = dl_db
+        return total, e, aux
+
+    @numba.njit(cache=False, fastmath=False)
+    def reverse(L, cuts, lo_slot, hi_slot, e, aux, g_total, g_e):  # pragma: no cover
+        N, J = e.shape
+        gL = np.zeros((J, J))
+        gcuts = np.zeros(cuts.shape)
+        gu = np.empty((N, J))
+        eb = np.empty(J)
+        for n in range(N):
+            for j in range(J):
+                eb[j] = g_e[n, j]
+            for j in range(J - 1, -1, -1):
+                ab = g_total * aux[5, n, j] + eb[j] * aux[2, n, j]
+                bb = g_total * aux[6, n, j] + eb[j] * aux[3, n, j]
+                gu[n, j] = eb[j] * aux[4, n, j]
+                d = L[j, j]
+                gcuts[j, lo_slot[n, j]] += ab / d
+                gcuts[j, hi_slot[n, j]] += bb / d
+                # a, b are +-huge only where their partials are exactly 0
+                ta = ab * aux[0, n, j] if ab != 0.0 else 0.0
+                tb = bb * aux[1, n, j] if bb != 0.0 else 0.0
+                gL[j, j] -= (ta + tb) / d
+                mb = -(ab + bb) / d
+                for k in range(j):
+                    gL[j, k] += mb * e[n, k]
+                    eb[k] += mb * L[j, k]
+        return gL, gcuts, gu
+
+    return forward, reverse
+
+
+@cache
+def _chol_kernels():
+    """Compile (once) a small dense Cholesky factor and its reverse mode (Murray 2016)."""
+    import numba
+
+    @numba.njit(cache=False)
+    def chol(A):  # pragma: no cover - compiled
+        n = A.shape[0]
+        L = np.zeros((n, n))
+        for j in range(n):
+            s = A[j, j]
+            for k in range(j):
+                s -= L[j, k] * L[j, k]
+            if not s > 0.0:
+                return np.full((n, n), np.nan)
+            L[j, j] = np.sqrt(s)
+            for i in range(j + 1, n):
+                t = A[i, j]
+                for k in range(j):
+                    t -= L[i, k] * L[j, k]
+                L[i, j] = t / L[j, j]
+        return L
+
+    @numba.njit(cache=False)
+    def solve_upper_t(L, B):  # pragma: no cover - compiled; X with L^T X = B
+        n = L.shape[0]
+        X = np.empty_like(B)
+        for c in range(B.shape[1]):
+            for i in range(n - 1, -1, -1):
+                t = B[i, c]
+                for k in range(i + 1, n):
+                    t -= L[k, i] * X[k, c]
+                X[i, c] = t / L[i, i]
+        return X
+
+    @numba.njit(cache=False)
+    def chol_grad(L, gL):  # pragma: no cover - compiled
+        n = L.shape[0]
+        P = L.T @ gL
+        for i in range(n):
+            P[i, i] *= 0.5
+            for j in range(i + 1, n):
+                P[i, j] = 0.0
+        Y = solve_upper_t(L, P)
+        S = solve_upper_t(L, Y.T.copy()).T.copy()
+        G = np.zeros((n, n))
+        for i in range(n):
+            G[i, i] = S[i, i]
+            for j in range(i):
+                G[i, j] = S[i, j] + S[j, i]
+        return G
+
+    return chol, chol_grad
+
+
+def ghk_numpy(L: np.ndarray, lo: np.ndarray, hi: np.ndarray, u: np.ndarray):
+    """Forward pass in plain NumPy/SciPy (reference for the tests): ``(loglik, e)``."""
+    from scipy import special
+
+    N, J = lo.shape
+    e = np.zeros((N, J))
+    total = 0.0
+    for j in range(J):
+        m = e[:, :j] @ L[j, :j]
+        a = (lo[:, j] - m) / L[j, j]
+        b = (hi[:, j] - m) / L[j, j]
+        pa, pb = special.ndtr(a), special.ndtr(b)
+        e[:, j] = special.ndtri(pa + u[:, j] * (pb - pa))
+        total += np.sum(np.log(pb - pa))
+    return total, e
+
+
+def _value_grad(L, cuts, lo_slot, hi_slot, u):
+    forward, reverse = _kernels()
+    total, e, aux = forward(L, cuts, lo_slot, hi_slot, u)
+    gL, gcuts, gu = reverse(L, cuts, lo_slot, hi_slot, e, aux, 1.0, np.zeros(e.shape))
+    return total, gL, gcuts, gu
+
+
+def _make_ops():
+    import pytensor.tensor as pt
+    from pytensor.gradient import DisconnectedType
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+    from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+    def check_inputs(*args):
+        ins = [pt.as_tensor_variable(x) for x in args]
+        for x, kind in zip(ins, ("float64", "float64", "int64", "int64", "float64"),
+                           strict=True):
+            if x.dtype != kind:
+                raise TypeError(f"GHK: expected a {kind} input, got {x.dtype}.")
+        return ins
+
+    class GHKValueGrad(Op):
+        """(L, cuts, lo_slot, hi_slot, u) -> (loglik, dL, dcuts, du): the value and its
+        gradient in one pass (the reverse sweep reuses the forward's partials). One node
+        for both: with separate forward and reverse Ops, PyTensor's rewrites duplicated the
+        forward pass."""
+
+        __props__ = ()
+
+        def make_node(self, L, cuts, lo_slot, hi_slot, u):
+            ins = check_inputs(L, cuts, lo_slot, hi_slot, u)
+            outs = [pt.dscalar(), pt.dmatrix(), pt.dmatrix(), pt.dmatrix()]
+            return Apply(self, ins, outs)
+
+        def perform(self, node, inputs, output_storage):
+            total, gL, gcuts, gu = _value_grad(*inputs)
+            for store, val in zip(output_storage, (np.asarray(total), gL, gcuts, gu),
+                                  strict=True):
+                store[0] = val
+
+        def infer_shape(self, fgraph, node, shapes):
+            return [(), shapes[0], shapes[1], shapes[4]]
+
+        def L_op(self, inputs, outputs, output_grads):
+            for other in output_grads[1:]:
+                if not isinstance(other.type, DisconnectedType):
+                    raise NotImplementedError("GHKValueGrad has no second derivatives.")
+            g = output_grads[0]
+            _, gL, gcuts, gu = outputs
+            return [g * gL, g * gcuts, DisconnectedType()(), DisconnectedType()(), g * gu]
+
+        def connection_pattern(self, node):
+            on, off = [True] * 4, [False] * 4
+            return [on, on, off, off, on]
+
+    class GHKScores(Op):
+        """(L, cuts, lo_slot, hi_slot, u) -> e, the standardized innovations (no gradient:
+        for derived quantities only)."""
+
+        __props__ = ()
+
+        def make_node(self, L, cuts, lo_slot, hi_slot, u):
+            ins = check_inputs(L, cuts, lo_slot, hi_slot, u)
+            return Apply(self, ins, [pt.dmatrix()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = _kernels()[0](*inputs)[1]
+
+        def infer_shape(self, fgraph, node, shapes):
+            return [shapes[4]]
+
+    class Cholesky(Op):
+        """Lower Cholesky factor of a small dense matrix (reads the lower triangle; NaN
+        when not positive definite). Used instead of ``pt.linalg.cholesky``: with it,
+        PyTensor's specialize rewrites duplicated the factor, and with it the GHK pass."""
+
+        __props__ = ()
+
+        def make_node(self, A):
+            A = pt.as_tensor_variable(A)
+            return Apply(self, [A], [pt.dmatrix()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = _chol_kernels()[0](np.asarray(inputs[0], dtype=float))
+
+        def infer_shape(self, fgraph, node, shapes):
+            return shapes
+
+        def L_op(self, inputs, outputs, output_grads):
+            return [CholeskyGrad()(outputs[0], output_grads[0])]
+
+    class CholeskyGrad(Op):
+        __props__ = ()
+
+        def make_node(self, L, gL):
+            ins = [pt.as_tensor_variable(L), pt.as_tensor_variable(gL)]
+            return Apply(self, ins, [pt.dmatrix()])
+
+        def perform(self, node, inputs, output_storage):
+            L, gL = (np.asarray(x, dtype=float) for x in inputs)
+            output_storage[0][0] = _chol_kernels()[1](L, gL)
+
+        def infer_shape(self, fgraph, node, shapes):
+            return [shapes[0]]
+
+    @register_funcify_default_op_cache_key(Cholesky)
+    def _funcify_chol(op, node, **kwargs):  # pragma: no cover - numba backend only
+        return _chol_kernels()[0]
+
+    @register_funcify_default_op_cache_key(CholeskyGrad)
+    def _funcify_chol_grad(op, node, **kwargs):  # pragma: no cover - numba backend only
+        return _chol_kernels()[1]
+
+    @register_funcify_default_op_cache_key(GHKValueGrad)
+    def _funcify_value_grad(op, node, **kwargs):  # pragma: no cover - numba backend only
+        import numba
+
+        forward, reverse = _kernels()
+
+        @numba.njit
+        def ghk_value_grad(L, cuts, lo_slot, hi_slot, u):
+            total, e, aux = forward(L, cuts, lo_slot, hi_slot, u)
+            gL, gcuts, gu = reverse(L, cuts, lo_slot, hi_slot, e, aux, 1.0,
+                                    np.zeros(e.shape))
+            out = np.empty(())
+            out[()] = total
+            return out, gL, gcuts, gu
+
+        return ghk_value_grad
+
+    @register_funcify_default_op_cache_key(GHKScores)
+    def _funcify_scores(op, node, **kwargs):  # pragma: no cover - numba backend only
+        import numba
+
+        forward = _kernels()[0]
+
+        @numba.njit
+        def ghk_scores(L, cuts, lo_slot, hi_slot, u):
+            return forward(L, cuts, lo_slot, hi_slot, u)[1]
+
+        return ghk_scores
+
+    return GHKValueGrad(), GHKScores(), Cholesky()
+
+
+@cache
+def ops():
+    """``(value_grad, scores)`` Op instances (PyTensor imported on first use)."""
+    return _make_ops()
+
+
+def ghk_loglik(L, cuts, lo_slot, hi_slot, u):
+    """Symbolic log-likelihood of the augmented responses (see the module docstring):
+    ``cuts`` (J, K + 1) padded cut points, ``lo_slot``/``hi_slot`` (N, J) integer columns
+    of ``cuts`` bounding each entry, ``u`` (N, J) in (0, 1)."""
+    return ops()[0](L, cuts, lo_slot, hi_slot, u)[0]
+
+
+def cholesky(A):
+    """Symbolic lower Cholesky factor of a small matrix (see ``Cholesky``)."""
+    return ops()[2](A)
+
+
+def ghk_innovations(L, cuts, lo_slot, hi_slot, u):
+    """Symbolic standardized innovations ``e`` (N, J), ``y* = e L^T`` (no gradient)."""
+    return ops()[1](L, cuts, lo_slot, hi_slot, u)
