@@ -162,6 +162,59 @@ def lkj_cholesky(name: str, n: int, eta: float, dims: str | None = None):
     return chol
 
 
+def model_coords(design: Design) -> dict[str, object]:
+    """Named coordinates of the model's dims (style rule 5)."""
+    return {
+        "output": np.arange(design.n_rows),
+        "trait": list(design.factors),
+        "trait2": list(design.factors),
+        "indicator": list(design.indicators),
+        "cut": cut_labels(design.n_categories),
+    }
+
+
+def _structural_parameters(design: Design, loading_prior: tuple[float, float],
+                           lkj_eta: float):
+    """Inside a model context: the standardized loadings (Beta prior), the standardized
+    thresholds (ordered, induced-Dirichlet(1) prior) and the Cholesky factor of the factor
+    correlations (LKJ per block), shared by :func:`build_model` and
+    :func:`build_augmented_model`. Returns ``(loading_std, threshold_std, chol, psi)``."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    F, J, K = design.n_factors, design.n_indicators, design.n_categories
+    th0 = start_thresholds(design)
+    # ---- loadings (standardized, Beta prior; logit transform) --------------------------
+    a, b = loading_prior
+    lstd = pm.Beta("loading_std", alpha=a, beta=b, dims="indicator",
+                   initval=np.full(J, 0.7))
+    # ---- thresholds (standardized, ordered, induced-Dirichlet(1) prior) ----------------
+    # anchored at the cut nearest the median rating (best determined by the data);
+    # the other cuts at cumulative positive gaps below and above it
+    k0 = anchor_cuts(design)
+    gaps0 = np.log(np.maximum(np.diff(th0, axis=1), 1e-2))
+    anchor = pm.Flat("threshold_anchor", dims="indicator", initval=th0[np.arange(J), k0])
+    log_gaps = pm.Flat("threshold_log_gaps", shape=(J, K - 2), initval=gaps0)
+    cum = pt.concatenate([pt.zeros((J, 1)), pt.cumsum(pt.exp(log_gaps), axis=1)], axis=1)
+    tau = anchor[:, None] + cum - cum[np.arange(J), k0][:, None]
+    # uniform prior on the model-implied marginal category probabilities
+    # p = diff(Phi([-inf, tau, inf])): density prod phi(tau_k), Jacobian prod gaps
+    pm.Potential("threshold_prior", pt.sum(-0.5 * tau**2) + pt.sum(log_gaps))
+    tau = pm.Deterministic("threshold_std", tau, dims=("indicator", "cut"))
+    # ---- factor correlations (LKJ via Cholesky of canonical partial correlations) ------
+    chol = pt.zeros((F, F))
+    for g, block in enumerate(design.blocks):
+        idx = np.array(block)
+        if len(block) == 1:
+            chol = pt.set_subtensor(chol[idx[0], idx[0]], 1.0)
+            continue
+        Lb = lkj_cholesky(f"corr{g}" if len(design.blocks) > 1 else "corr", len(block),
+                          lkj_eta)
+        chol = pt.set_subtensor(chol[np.ix_(idx, idx)], Lb)
+    psi = pm.Deterministic("factor_corr", chol @ chol.T, dims=("trait", "trait2"))
+    return lstd, tau, chol, psi
+
+
 def build_model(
     design: Design,
     *,
@@ -207,46 +260,11 @@ def build_model(
     if likelihood not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}.")
     N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
-    coords = {
-        "output": np.arange(N),
-        "trait": list(design.factors),
-        "trait2": list(design.factors),
-        "indicator": list(design.indicators),
-        "cut": cut_labels(K),
-    }
-    th0 = start_thresholds(design)
+    coords = model_coords(design)
     with pm.Model(coords=coords) as model:
-        # ---- loadings (standardized, Beta prior; logit transform) ----------------------
-        a, b = loading_prior
-        lstd = pm.Beta("loading_std", alpha=a, beta=b, dims="indicator",
-                       initval=np.full(J, 0.7))
+        lstd, tau, chol, _ = _structural_parameters(design, loading_prior, lkj_eta)
         one_minus = (1.0 - lstd) * (1.0 + lstd)
         resid_sd = pt.sqrt(one_minus)  # sd of y* given eta on the standardized scale
-        # ---- thresholds (standardized, ordered, induced-Dirichlet(1) prior) ------------
-        # anchored at the cut nearest the median rating (best determined by the data);
-        # the other cuts at cumulative positive gaps below and above it
-        k0 = anchor_cuts(design)
-        gaps0 = np.log(np.maximum(np.diff(th0, axis=1), 1e-2))
-        anchor = pm.Flat("threshold_anchor", dims="indicator",
-                         initval=th0[np.arange(J), k0])
-        log_gaps = pm.Flat("threshold_log_gaps", shape=(J, K - 2), initval=gaps0)
-        cum = pt.concatenate([pt.zeros((J, 1)), pt.cumsum(pt.exp(log_gaps), axis=1)], axis=1)
-        tau = anchor[:, None] + cum - cum[np.arange(J), k0][:, None]
-        # uniform prior on the model-implied marginal category probabilities
-        # p = diff(Phi([-inf, tau, inf])): density prod phi(tau_k), Jacobian prod gaps
-        pm.Potential("threshold_prior", pt.sum(-0.5 * tau**2) + pt.sum(log_gaps))
-        tau = pm.Deterministic("threshold_std", tau, dims=("indicator", "cut"))
-        # ---- factor correlations (LKJ via Cholesky of canonical partial correlations) --
-        chol = pt.zeros((F, F))
-        for g, block in enumerate(design.blocks):
-            idx = np.array(block)
-            if len(block) == 1:
-                chol = pt.set_subtensor(chol[idx[0], idx[0]], 1.0)
-                continue
-            Lb = lkj_cholesky(f"corr{g}" if len(design.blocks) > 1 else "corr",
-                              len(block), lkj_eta)
-            chol = pt.set_subtensor(chol[np.ix_(idx, idx)], Lb)
-        pm.Deterministic("factor_corr", chol @ chol.T, dims=("trait", "trait2"))
         # ---- factor scores ------------------------------------------------------------
         if factor_param == "noncentred":
             z = pm.Normal("z", 0.0, 1.0, shape=(N, F))
@@ -377,14 +395,7 @@ def build_augmented_model(
     from bayesmeta.models._ordinal import BIG
 
     N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
-    coords = {
-        "output": np.arange(N),
-        "trait": list(design.factors),
-        "trait2": list(design.factors),
-        "indicator": list(design.indicators),
-        "cut": cut_labels(K),
-    }
-    th0 = start_thresholds(design)
+    coords = model_coords(design)
     # wide category matrix, -1 = missing
     cat = np.full((N, J), -1, dtype=np.int64)
     cat[design.row, design.ind] = design.cat
@@ -392,28 +403,7 @@ def build_augmented_model(
     lo_slot = np.where(cat < 0, 0, cat)
     hi_slot = np.where(cat < 0, K, cat + 1)
     with pm.Model(coords=coords) as model:
-        a, b = loading_prior
-        lstd = pm.Beta("loading_std", alpha=a, beta=b, dims="indicator",
-                       initval=np.full(J, 0.7))
-        k0 = anchor_cuts(design)
-        gaps0 = np.log(np.maximum(np.diff(th0, axis=1), 1e-2))
-        anchor = pm.Flat("threshold_anchor", dims="indicator",
-                         initval=th0[np.arange(J), k0])
-        log_gaps = pm.Flat("threshold_log_gaps", shape=(J, K - 2), initval=gaps0)
-        cum = pt.concatenate([pt.zeros((J, 1)), pt.cumsum(pt.exp(log_gaps), axis=1)], axis=1)
-        tau = anchor[:, None] + cum - cum[np.arange(J), k0][:, None]
-        pm.Potential("threshold_prior", pt.sum(-0.5 * tau**2) + pt.sum(log_gaps))
-        tau = pm.Deterministic("threshold_std", tau, dims=("indicator", "cut"))
-        chol = pt.zeros((F, F))
-        for g, block in enumerate(design.blocks):
-            idx = np.array(block)
-            if len(block) == 1:
-                chol = pt.set_subtensor(chol[idx[0], idx[0]], 1.0)
-                continue
-            Lb = lkj_cholesky(f"corr{g}" if len(design.blocks) > 1 else "corr",
-                              len(block), lkj_eta)
-            chol = pt.set_subtensor(chol[np.ix_(idx, idx)], Lb)
-        psi = pm.Deterministic("factor_corr", chol @ chol.T, dims=("trait", "trait2"))
+        lstd, tau, chol, psi = _structural_parameters(design, loading_prior, lkj_eta)
         # ---- marginal covariance of the standardized latent responses ------------------
         fo = design.factor_of
         lam = lstd[:, None] * np.eye(F)[fo]  # (J, F), one loading per row
