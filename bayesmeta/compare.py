@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bayesmeta.results import Result
@@ -46,7 +47,8 @@ def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
     CompareResult
         Table columns ``rank``, ``elpd_loo``, ``p_loo``, ``elpd_diff`` (from the best),
         ``weight`` (stacking), ``se``, ``dse`` (standard error of the difference),
-        ``warning`` (a Pareto k above 0.7), ``scale``.
+        ``warning`` (some Pareto k above ArviZ's threshold, ``min(1 - 1/log10 S, 0.7)``
+        for ``S`` draws; the note says how many and the largest), ``scale``.
 
     Notes
     -----
@@ -89,10 +91,18 @@ def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
     table.index.name = "model"
     table["warning"] = table["warning"].astype(bool)
     notes = []
-    bad = [k for k, v in loos.items() if bool(getattr(v, "warning", False))]
-    if bad:
-        notes.append(f"Pareto k > 0.7 for some outputs in {', '.join(bad)}: their LOO "
-                     f"estimates are less reliable.")
+    for name, v in loos.items():
+        if not bool(getattr(v, "warning", False)):
+            continue
+        k = np.asarray(getattr(v, "pareto_k", []), dtype=float)
+        good = float(getattr(v, "good_k", 0.7))  # ArviZ's threshold, min(1 - 1/log10 S, 0.7)
+        if k.size:
+            notes.append(f"{name}: Pareto k above {good:.2f} for {int((k > good).sum())} of "
+                         f"{k.size} outputs (max {k.max():.2f}); their pointwise LOO "
+                         f"estimates are less reliable.")
+        else:
+            notes.append(f"{name}: ArviZ flagged its LOO estimate as less reliable "
+                         f"(Pareto k).")
     info = {"criterion": "PSIS-LOO (ArviZ)", "models": len(loos),
             "outputs": next(iter(sizes.values()))}
     return CompareResult(table, title="Model comparison (PSIS-LOO)", info=info, notes=notes)
