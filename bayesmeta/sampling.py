@@ -84,8 +84,12 @@ def clear_cache() -> None:
     _COMPILED.clear()
 
 
+def _compile_key(model: Any, var_names: Sequence[str] | None) -> tuple:
+    return id(model), None if var_names is None else tuple(var_names)
+
+
 def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> Any:
-    key = (id(model), None if var_names is None else tuple(var_names))
+    key = _compile_key(model, var_names)
     entry = _COMPILED.get(key)
     if entry is not None and entry[0]() is model:
         return entry[1]
@@ -106,7 +110,7 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> Any:
 
 def is_compiled(model: Any, var_names: Sequence[str] | None = None) -> bool:
     """True when nutpie has already compiled ``model`` in this session (cheap refits)."""
-    entry = _COMPILED.get((id(model), None if var_names is None else tuple(var_names)))
+    entry = _COMPILED.get(_compile_key(model, var_names))
     return entry is not None and entry[0]() is model
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayesmeta.models._ordinal import log_interval_prob
+from bayesmeta.models._ordinal import log_interval_prob, padded_cutpoints
 
 #: Parameterisations of the factor scores (see :func:`build_model`).
 FACTOR_PARAMS = ("polar", "zerosum", "noncentred")
@@ -303,7 +303,7 @@ def build_model(
             r_d = pm.Data("obs_row", row)
             i_d = pm.Data("obs_ind", ind)
             c_d = pm.Data("obs_cat", cat)
-            cuts = pt.concatenate([pt.full((J, 1), -1e3), tau, pt.full((J, 1), 1e3)], axis=1)
+            cuts = padded_cutpoints(tau)
             cuts_flat = cuts.reshape((J * (K + 1),))
             loc = loc_flat[r_d * J + i_d]
             sd = resid_sd[i_d]
@@ -312,7 +312,7 @@ def build_model(
             pm.Potential("loglik", pt.sum(log_interval_prob(lo, hi)))
         elif likelihood == "interval":
             i_, c_, loc, sd = group(np.ones(row.size, dtype=bool))
-            cuts = pt.concatenate([pt.full((J, 1), -1e3), tau, pt.full((J, 1), 1e3)], axis=1)
+            cuts = padded_cutpoints(tau)
             cuts_flat = cuts.reshape((J * (K + 1),))
             lo = (cuts_flat[i_ * (K + 1) + c_] - loc) / sd
             hi = (cuts_flat[i_ * (K + 1) + c_ + 1] - loc) / sd
@@ -392,7 +392,6 @@ def build_augmented_model(
     from pytensor.tensor.slinalg import solve_triangular
 
     from bayesmeta.models._ghk import cholesky, ghk_innovations, ghk_loglik
-    from bayesmeta.models._ordinal import BIG
 
     N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
     coords = model_coords(design)
@@ -411,7 +410,7 @@ def build_augmented_model(
         lc = lam @ chol  # (J, F)
         sigma = lc @ lc.T + pt.diag(1.0 - lstd**2)
         L = cholesky(sigma)
-        cuts = pt.concatenate([pt.full((J, 1), -BIG), tau, pt.full((J, 1), BIG)], axis=1)
+        cuts = padded_cutpoints(tau)
         u = pm.Uniform("latent_u", 0.0, 1.0, shape=(N, J), initval=np.full((N, J), 0.5))
         pm.Potential("loglik", ghk_loglik(L, cuts, lo_slot, hi_slot, u))
         if store_scores:
