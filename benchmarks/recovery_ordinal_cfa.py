@@ -36,6 +36,28 @@ SYNTAX = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1,
                    for t in TRAITS)
 
 
+#: The standardized parameters whose recovery is measured.
+PARAMS = ("loading_std", "threshold_std", "factor_corr")
+
+
+def refit_intervals(model, design, *, seed: int, tune: int, draws: int) -> tuple:
+    """Refit the ``pm.Data`` model (``build_model(..., data_containers=True)``) to
+    ``design`` with 2 chains; returns ``(idata, {name: (mean, hdi_low, hdi_high)})`` for
+    :data:`PARAMS`, 94% HDIs (also used by ``skew_recovery_ordinal_cfa.py``)."""
+    import arviz as az
+
+    from bayesmeta.sampling import sample
+
+    idata = sample(model, data={"obs_row": design.row, "obs_ind": design.ind,
+                                "obs_cat": design.cat},
+                   chains=2, cores=2, tune=tune, draws=draws, random_seed=seed)
+    post = idata.posterior
+    hdi = az.hdi(post[list(PARAMS)], hdi_prob=0.94)
+    return idata, {n: (post[n].mean(("chain", "draw")).values,
+                       hdi[n].sel(hdi="lower").values, hdi[n].sel(hdi="higher").values)
+                   for n in PARAMS}
+
+
 def _simulate(seed: int, n_systems: int, n_items: int):
     from bayesmeta.simulate import simulate_summeval
 
@@ -44,11 +66,9 @@ def _simulate(seed: int, n_systems: int, n_items: int):
 
 
 def _worker(job: dict) -> list[dict]:
-    import arviz as az
-
     from bayesmeta.models import ordinal_cfa as oc
     from bayesmeta.models._cfa_build import build_model
-    from bayesmeta.sampling import diagnose, sample
+    from bayesmeta.sampling import diagnose
 
     warnings.simplefilter("ignore")
     rows: list[dict] = []
@@ -59,15 +79,10 @@ def _worker(job: dict) -> list[dict]:
         if model is None:
             model = build_model(design, data_containers=True, store_scores=False)
         t0 = time.perf_counter()
-        idata = sample(model, data={"obs_row": design.row, "obs_ind": design.ind,
-                                    "obs_cat": design.cat},
-                       chains=2, cores=2, tune=job["tune"], draws=job["draws"],
-                       random_seed=seed)
+        idata, intervals = refit_intervals(model, design, seed=seed, tune=job["tune"],
+                                           draws=job["draws"])
         elapsed = time.perf_counter() - t0
-        post = idata.posterior
-        names = ["loading_std", "threshold_std", "factor_corr"]
-        hdi = az.hdi(post[names], hdi_prob=0.94)
-        diag = diagnose(post[names])
+        diag = diagnose(idata.posterior[list(PARAMS)])
         div = int(idata.sample_stats["diverging"].sum())
         truth = {
             "loading_std": ds["true_loading"].transpose("trait", "rater").values.ravel(),
@@ -75,13 +90,11 @@ def _worker(job: dict) -> list[dict]:
             .values.reshape(12, -1),
             "factor_corr": ds["true_trait_corr"].values,
         }
-        for name in names:
-            lo = hdi[name].sel(hdi="lower").values
-            hi = hdi[name].sel(hdi="higher").values
+        for name in PARAMS:
+            mean, lo, hi = intervals[name]
             tr = truth[name]
             rh = diag[f"{name}__r_hat"].values
             eb = diag[f"{name}__ess_bulk"].values
-            mean = post[name].mean(("chain", "draw")).values
             for idx in np.ndindex(tr.shape):
                 if name == "factor_corr" and idx[0] >= idx[1]:
                     continue

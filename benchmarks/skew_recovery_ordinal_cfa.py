@@ -91,21 +91,17 @@ def simulate(truth: pd.Series, template, seed: int):
 def bayes_estimates(ds, model, design_of, seed: int, tune: int, draws: int) -> pd.DataFrame:
     """Posterior mean and 94% HDI of every standardized parameter, keyed like WLSMV."""
     import arviz as az
-
-    from bayesmeta.sampling import sample
+    from recovery_ordinal_cfa import PARAMS, refit_intervals  # sibling benchmark script
 
     _, _, design = design_of(ds)
-    idata = sample(model, data={"obs_row": design.row, "obs_ind": design.ind,
-                                "obs_cat": design.cat},
-                   chains=2, cores=2, tune=tune, draws=draws, random_seed=seed)
+    idata, intervals = refit_intervals(model, design, seed=seed, tune=tune, draws=draws)
     post = idata.posterior
-    names = ["loading_std", "threshold_std", "factor_corr"]
-    hdi = az.hdi(post[names], hdi_prob=0.94)
+    names = list(PARAMS)
     rows = {}
     facs, inds, fof = design.factors, design.indicators, design.factor_of
-    mean = {n: post[n].mean(("chain", "draw")).values for n in names}
-    lo = {n: hdi[n].sel(hdi="lower").values for n in names}
-    hi = {n: hdi[n].sel(hdi="higher").values for n in names}
+    mean = {n: v[0] for n, v in intervals.items()}
+    lo = {n: v[1] for n, v in intervals.items()}
+    hi = {n: v[2] for n, v in intervals.items()}
     for j, ind in enumerate(inds):
         rows[f"{facs[fof[j]]} =~ {ind}"] = ("loading_std", (j,))
         for k in range(mean["threshold_std"].shape[1]):
