@@ -175,3 +175,14 @@ def test_conditional_factor_scores_match_simulation():
     L = np.linalg.cholesky(sigma)
     A = np.linalg.solve(L, lam @ psi).T
     np.testing.assert_allclose(A @ np.linalg.inv(L), B.T, atol=0.01)  # E[eta|y*] = A L^-1 y*
+
+
+def test_wrong_dtype_names_the_input():
+    import pytensor.tensor as pt
+
+    from bayesmeta.models._ghk import ghk_loglik
+
+    L0, cuts0, lo_s, hi_s, u0 = _problem(N=5, J=3)
+    with pytest.raises(TypeError, match="'lo_slot' must be int64, got float64"):
+        ghk_loglik(pt.as_tensor(L0), pt.as_tensor(cuts0), pt.as_tensor(lo_s.astype(float)),
+                   pt.as_tensor(hi_s), pt.as_tensor(u0))

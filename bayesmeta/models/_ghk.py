@@ -229,10 +229,11 @@ def _make_ops():
 
     def check_inputs(*args):
         ins = [pt.as_tensor_variable(x) for x in args]
-        for x, kind in zip(ins, ("float64", "float64", "int64", "int64", "float64"),
-                           strict=True):
+        for x, name, kind in zip(ins, ("L", "cuts", "lo_slot", "hi_slot", "u"),
+                                 ("float64", "float64", "int64", "int64", "float64"),
+                                 strict=True):
             if x.dtype != kind:
-                raise TypeError(f"GHK: expected a {kind} input, got {x.dtype}.")
+                raise TypeError(f"GHK: input {name!r} must be {kind}, got {x.dtype}.")
         return ins
 
     class GHKValueGrad(Op):
