@@ -42,11 +42,14 @@ from bayesmeta.data import (
 from bayesmeta.models.correlation import fit_correlation_model
 from bayesmeta.models.rater import rater_bias
 from bayesmeta.models.true_score import decision_study, reliability
+from bayesmeta.options import ResamplingOptions, SamplerOptions
 from bayesmeta.results import Result, load
 
 __all__ = [
     "MissingDataWarning",
+    "ResamplingOptions",
     "Result",
+    "SamplerOptions",
     "__version__",
     "agreement",
     "cfa",

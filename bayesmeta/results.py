@@ -1,12 +1,19 @@
 """Result objects: compute once, then print, plot, summarise or save.
 
-Every analysis in bayesmeta returns a :class:`Result`. Its :meth:`Result.summary` is a
-pandas DataFrame with one row per quantity (the estimand) and the columns of design.md:
-``classical`` (plus ``classical_low`` / ``classical_high`` and other classical columns where
-they exist), and for Bayesian fits ``mean``, ``sd``, ``hdi_low``, ``hdi_high``, ``r_hat``,
-``ess_bulk``, ``ess_tail``. Values are never rounded in the table; only printing rounds.
+Every analysis in bayesmeta returns a :class:`Result`:
 
-Results round-trip through netCDF with :meth:`Result.save` and :func:`load`.
+* :meth:`Result.summary`: the estimates in the one table shape of
+  :mod:`bayesmeta.summaries` (index ``estimand`` then design labels; columns ``classical,
+  classical_low, classical_high, mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, ess_tail``
+  where they apply; interval kinds and probabilities as attributes). Raw values: only
+  printing rounds.
+* :meth:`Result.details`: everything that is not an estimate (counts, ranks, p-values,
+  flags, the columns of other software), indexed like the summary where that makes sense.
+* :attr:`Result.provenance`: bayesmeta's version, the random seed (drawn and recorded when
+  none was given), the data hash, and the sampler settings of MCMC fits; printed as a
+  one-line signature (as sacrebleu does) so a table pasted into a paper can be recomputed.
+* ``print(result)``: an R-like report; :meth:`Result.plot`: a figure;
+  :meth:`Result.save` / :func:`load`: a lossless round trip through netCDF.
 """
 
 from __future__ import annotations
@@ -21,109 +28,11 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta._version import __version__
+from bayesmeta.summaries import CI_PROB, COLUMNS, hdi, make_table
+
+__all__ = ["Result", "TableView", "data_hash", "hdi", "load"]
 
 _REGISTRY: dict[str, type[Result]] = {}
-
-BAYES_COLUMNS = ("mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail")
-
-
-def hdi(draws: np.ndarray, ci_prob: float = 0.94, axis: tuple[int, ...] = (0, 1)) -> np.ndarray:
-    """Highest-density interval over the sample axes, vectorised over the other axes.
-
-    The narrowest window holding ``floor(ci_prob * n)`` sorted draws (the algorithm of
-    ``arviz.hdi`` for unimodal posteriors). Returns an array with a last axis of length 2
-    (lower, upper); NaN where all draws are NaN.
-    """
-    x = np.asarray(draws, dtype=float)
-    axis = tuple(a % x.ndim for a in axis)
-    rest = [a for a in range(x.ndim) if a not in axis]
-    x = np.transpose(x, rest + list(axis)).reshape([x.shape[a] for a in rest] + [-1])
-    n = x.shape[-1]
-    inc = int(np.floor(ci_prob * n))
-    if inc < 1 or inc >= n:
-        raise ValueError(f"too few draws ({n}) for a {ci_prob:.0%} interval.")
-    srt = np.sort(x, axis=-1)
-    width = srt[..., inc:] - srt[..., : n - inc]
-    nan = np.isnan(width).all(axis=-1)
-    lo_idx = np.argmin(np.where(np.isnan(width), np.inf, width), axis=-1)[..., None]
-    lo = np.take_along_axis(srt, lo_idx, axis=-1)[..., 0]
-    hi = np.take_along_axis(srt, lo_idx + inc, axis=-1)[..., 0]
-    out = np.stack([lo, hi], axis=-1)
-    out[nan] = np.nan
-    return out
-
-
-def bayes_summary(
-    posterior: Any,
-    var_names: list[str] | None = None,
-    *,
-    ci_prob: float = 0.94,
-    diagnostics: xr.Dataset | None = None,
-) -> pd.DataFrame:
-    """Posterior summary columns ``mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, ess_tail``.
-
-    Parameters
-    ----------
-    posterior : xarray.Dataset or arviz.InferenceData
-        Draws with dims ``chain`` and ``draw`` (and any named dims).
-    var_names : list of str, optional
-        Variables to summarise (default all).
-    ci_prob : float
-        Probability of the highest-density interval.
-    diagnostics : xarray.Dataset, optional
-        Precomputed ``<var>__r_hat``, ``<var>__ess_bulk``, ``<var>__ess_tail`` (from
-        :func:`bayesmeta.sampling.diagnose`); computed with ArviZ when omitted.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per element of each variable: a column ``variable``, one column per
-        named dim (the coordinate label; missing where a variable lacks the dim), then
-        the summary columns. ``sd`` uses ``ddof=0``; constant quantities get NaN
-        ``r_hat`` / ESS.
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr
-    >>> from bayesmeta.results import bayes_summary
-    >>> x = np.random.default_rng(0).normal(size=(2, 500, 3))
-    >>> post = xr.Dataset({"b": (("chain", "draw", "k"), x)}, coords={"k": ["a", "b", "c"]})
-    >>> list(bayes_summary(post).columns)
-    ['variable', 'k', 'mean', 'sd', 'hdi_low', 'hdi_high', 'r_hat', 'ess_bulk', 'ess_tail']
-    """
-    post = posterior.posterior if hasattr(posterior, "posterior") else posterior
-    names = list(var_names) if var_names is not None else list(post.data_vars)
-    if diagnostics is None:
-        from bayesmeta.sampling import diagnose
-
-        diagnostics = diagnose(post[names])
-    frames = []
-    for name in names:
-        da = post[name].transpose("chain", "draw", ...)
-        dims = list(da.dims[2:])
-        vals = np.asarray(da.values, dtype=float)
-        with np.errstate(invalid="ignore"):
-            stats = {
-                "mean": vals.mean(axis=(0, 1)),
-                "sd": vals.std(axis=(0, 1)),
-            }
-        interval = hdi(vals, ci_prob) if vals.size else np.full((*vals.shape[2:], 2), np.nan)
-        stats["hdi_low"] = interval[..., 0]
-        stats["hdi_high"] = interval[..., 1]
-        for col in ("r_hat", "ess_bulk", "ess_tail"):
-            stats[col] = np.asarray(diagnostics[f"{name}__{col}"].transpose(*dims).values,
-                                    dtype=float)
-        grid = (np.meshgrid(*[np.asarray(da[d].values) for d in dims], indexing="ij")
-                if dims else [])
-        frame = {"variable": np.full(int(np.prod(vals.shape[2:], dtype=int)), name)}
-        for d, g in zip(dims, grid, strict=True):
-            frame[d] = g.ravel()
-        for col, v in stats.items():
-            frame[col] = np.asarray(v).ravel()
-        frames.append(pd.DataFrame(frame))
-    out = pd.concat(frames, ignore_index=True)
-    lead = ["variable"] + [c for c in out.columns if c not in ("variable", *BAYES_COLUMNS)]
-    return out[lead + list(BAYES_COLUMNS)]
 
 
 class TableView:
@@ -137,16 +46,73 @@ class TableView:
         return self.table.copy()
 
 
-def data_hash(ds: xr.Dataset) -> str:
-    """A short, stable hash of a dataset's values and labels (provenance)."""
+def data_hash(ds: xr.Dataset | xr.DataArray | np.ndarray) -> str:
+    """A short, stable hash of a dataset's values and labels (provenance).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmeta.results import data_hash
+    >>> data_hash(np.arange(3.0)) == data_hash(np.arange(3.0))
+    True
+    """
     h = hashlib.sha256()
+    if isinstance(ds, np.ndarray):
+        h.update(np.ascontiguousarray(ds, dtype=float).tobytes())
+        return h.hexdigest()[:16]
+    if isinstance(ds, xr.DataArray):
+        ds = ds.to_dataset(name=str(ds.name or "value"))
     for name in sorted(ds.data_vars):
-        h.update(name.encode())
+        h.update(str(name).encode())
         h.update(np.ascontiguousarray(ds[name].values, dtype=float).tobytes())
     for name in sorted(ds.coords):
-        h.update(name.encode())
+        h.update(str(name).encode())
         h.update("|".join(map(str, np.asarray(ds[name].values).ravel())).encode())
     return h.hexdigest()[:16]
+
+
+def _flat_frame(table: pd.DataFrame) -> tuple[xr.Dataset, list[str]]:
+    """A frame as a netCDF-safe Dataset (index levels as columns, dtypes recorded)."""
+    table = table.copy()
+    names = [n if n is not None else f"level_{k}" for k, n in enumerate(table.index.names)]
+    table.index = table.index.set_names(names)
+    flat = table.reset_index()
+    dtypes = {str(c): str(flat[c].dtype) for c in flat.columns}
+    for col in flat.columns:
+        if isinstance(flat[col].dtype, pd.api.extensions.ExtensionDtype) and \
+                pd.api.types.is_numeric_dtype(flat[col]):
+            flat[col] = flat[col].astype("float64")
+        elif flat[col].dtype == bool:
+            flat[col] = flat[col].astype("int8")
+        elif not pd.api.types.is_numeric_dtype(flat[col]):
+            flat[col] = flat[col].astype(str).astype(object)
+    flat.index = pd.RangeIndex(len(flat), name="__row__")
+    out = xr.Dataset.from_dataframe(flat)
+    out.attrs["index_names"] = json.dumps(names)
+    out.attrs["columns"] = json.dumps([str(c) for c in table.columns])
+    out.attrs["dtypes"] = json.dumps(dtypes)
+    out.attrs["frame_attrs"] = json.dumps(table.attrs, default=str)
+    return out, names
+
+
+def _unflat_frame(ds: xr.Dataset) -> pd.DataFrame:
+    names = json.loads(ds.attrs["index_names"])
+    dtypes = json.loads(ds.attrs.get("dtypes", "{}"))
+    flat = ds.to_dataframe()
+    for col in flat.columns:
+        want = dtypes.get(str(col))
+        if want in ("bool",):
+            flat[col] = flat[col].astype(bool)
+        elif want and want not in ("object", "str", "string") and not want.startswith(
+                "<StringDtype") and want != str(flat[col].dtype):
+            flat[col] = flat[col].astype(want)
+        elif flat[col].dtype == object or pd.api.types.is_string_dtype(flat[col]):
+            flat[col] = flat[col].astype(str)
+            if want == "object":
+                flat[col] = flat[col].astype(object)
+    out = flat.set_index(names)[json.loads(ds.attrs["columns"])]
+    out.attrs = json.loads(ds.attrs.get("frame_attrs", "{}"))
+    return out
 
 
 class Result:
@@ -155,17 +121,36 @@ class Result:
     Parameters
     ----------
     table : pandas.DataFrame
-        One row per quantity; see the module docstring for the columns.
+        The estimates: index ``estimand`` then design labels; any columns of
+        :data:`~bayesmeta.summaries.COLUMNS`. Other columns are moved to :meth:`details`.
     title : str
         The first line of the printed summary.
     info : dict
-        Header facts (data size, method, sampler, seed, ...), printed as ``key: value``.
+        Header facts (data size, estimator, ...), printed as ``key: value``.
+    details : pandas.DataFrame, optional
+        Counts, ranks, p-values, flags (joined with the columns split off ``table``).
     idata : arviz.InferenceData, optional
-        Posterior and sampler statistics for Bayesian fits.
+        Posterior and sampler statistics of MCMC fits.
     extra : dict of xarray.DataArray or xarray.Dataset, optional
-        Further labelled outputs (curves, matrices) that are saved with the result.
+        Further labelled outputs (draws, curves, matrices), saved with the result.
     notes : list of str
         Footer lines (explanations, warnings).
+    ci_prob : float
+        Probability of the intervals (both kinds unless ``classical_ci_prob`` differs).
+    ci_kind : str, optional
+        What ``hdi_low``/``hdi_high`` are (default ``"hdi"``).
+    classical_ci_kind : str, optional
+        What ``classical_low``/``classical_high`` are (``"percentile bootstrap"``,
+        ``"Fisher z"``, ``"Wald (robust SE)"``...); required when the table has them.
+    classical_ci_prob : float, optional
+        Their probability when it is not ``ci_prob``.
+    posterior : str, optional
+        Where ``mean`` ... ``hdi_high`` come from, for the footer (default ``"MCMC
+        posterior"`` when the table has ``r_hat``, else ``"posterior"``).
+    random_seed : int, optional
+        The seed used (drawn by the analysis when the user gave none).
+    data_hash : str, optional
+        :func:`data_hash` of the data analysed.
     """
 
     kind: ClassVar[str] = "result"
@@ -180,38 +165,92 @@ class Result:
         *,
         title: str,
         info: dict[str, Any] | None = None,
+        details: pd.DataFrame | None = None,
         idata: Any = None,
         extra: dict[str, xr.DataArray | xr.Dataset] | None = None,
         notes: list[str] | None = None,
-        ci_prob: float = 0.94,
+        ci_prob: float = CI_PROB,
+        ci_kind: str | None = None,
+        classical_ci_kind: str | None = None,
+        classical_ci_prob: float | None = None,
+        posterior: str | None = None,
+        random_seed: int | None = None,
+        data_hash: str | None = None,
     ) -> None:
-        self._table = table
+        split = [c for c in table.columns if c not in COLUMNS]
+        if split:
+            moved = table[split]
+            details = moved if details is None else details.join(moved, how="outer")
+            table = table.drop(columns=split)
+        self._table = make_table(table, ci_prob=ci_prob, ci_kind=ci_kind,
+                                 classical_ci_kind=classical_ci_kind,
+                                 classical_ci_prob=classical_ci_prob)
+        self._details = details.copy() if details is not None else pd.DataFrame(
+            index=self._table.index)
         self.title = title
         self.info = dict(info or {})
-        self.info.setdefault("bayesmeta", __version__)
         self.idata = idata
         self.extra = dict(extra or {})
         self.notes = list(notes or [])
-        self.ci_prob = ci_prob
+        self.ci_prob = float(ci_prob)
+        self.posterior_kind = posterior or (
+            "MCMC posterior" if "r_hat" in self._table.columns else "posterior")
+        prov: dict[str, Any] = {"bayesmeta": __version__}
+        if random_seed is not None:
+            prov["random_seed"] = int(random_seed)
+        if data_hash is not None:
+            prov["data_hash"] = str(data_hash)
+        if idata is not None and hasattr(idata, "posterior"):
+            a = idata.posterior.attrs
+            for key in ("sampler", "chains", "draws", "tune", "fast", "random_seed"):
+                if key in a:
+                    prov.setdefault(key, a[key])
+        self.provenance = prov
 
     # ------------------------------------------------------------------ access
     def summary(self) -> pd.DataFrame:
-        """The table of estimates: one row per quantity, raw (unrounded) values."""
+        """The table of estimates (raw, unrounded values) with its interval attributes
+        ``ci_kind``, ``ci_prob``, ``classical_ci_kind``, ``classical_ci_prob``."""
         out = self._table.copy()
-        out.attrs = {"ci_prob": self.ci_prob, "ci_kind": "hdi", "title": self.title}
+        out.attrs = {**self._table.attrs, "title": self.title}
         return out
+
+    def details(self) -> pd.DataFrame:
+        """What is not an estimate: counts, ranks, p-values, flags, other software's
+        columns."""
+        return self._details.copy()
 
     @property
     def posterior(self) -> xr.Dataset | None:
         """The posterior draws (dims ``chain``, ``draw`` and named model dims)."""
         return None if self.idata is None else self.idata.posterior
 
+    def signature(self) -> str:
+        """The provenance as one line, e.g. ``bayesmeta:0.2.0|data:1f2e...|seed:7|ci:hdi-0.94``."""
+        p = self.provenance
+        parts = [f"bayesmeta:{p['bayesmeta']}"]
+        if "data_hash" in p:
+            parts.append(f"data:{p['data_hash']}")
+        if "random_seed" in p:
+            parts.append(f"seed:{p['random_seed']}")
+        a = self._table.attrs
+        if a.get("ci_kind"):
+            parts.append(f"ci:{a['ci_kind']}-{a['ci_prob']:g}")
+        if a.get("classical_ci_kind"):
+            parts.append(f"classical_ci:{a['classical_ci_kind'].replace(' ', '_')}-"
+                         f"{a['classical_ci_prob']:g}")
+        if "sampler" in p:
+            parts.append(f"sampler:{p['sampler']}-{p.get('chains', '?')}x{p.get('draws', '?')}"
+                         + ("-fast" if int(p.get("fast", 0)) else ""))
+        return "|".join(parts)
+
     def to_csv(self, path: str | Path) -> None:
         """Write the raw summary table to CSV."""
         self.summary().to_csv(path)
 
     # ------------------------------------------------------------------ printing
-    def _format_table(self, table: pd.DataFrame) -> str:
+    @staticmethod
+    def _format_table(table: pd.DataFrame) -> str:
         shown = table.copy()
         for col in shown.columns:
             if col in ("ess_bulk", "ess_tail") and pd.api.types.is_numeric_dtype(shown[col]):
@@ -224,19 +263,31 @@ class Result:
     def _body(self) -> str:
         return self._format_table(self._table)
 
+    def _footer(self) -> list[str]:
+        a, cols = self._table.attrs, self._table.columns
+        lines = []
+        if "classical_low" in cols:
+            lines.append(f"  classical_low/high: {a['classical_ci_prob']:.0%} "
+                         f"{a['classical_ci_kind']} interval of the classical estimate.")
+        if "hdi_low" in cols:
+            kind = ("highest-density interval" if a["ci_kind"] == "hdi"
+                    else f"{a['ci_kind']} interval")
+            lines.append(f"  mean, sd, hdi_low/high: {self.posterior_kind}; "
+                         f"{a['ci_prob']:.0%} {kind}.")
+        if "r_hat" in cols:
+            lines.append("  r_hat <= 1.01 and ess_bulk/ess_tail >= 400: the chains agree and the "
+                         "summary is precise enough to report.")
+        return lines
+
     def __str__(self) -> str:
         lines = [self.title, ""]
         width = max((len(k) for k in self.info), default=0)
         for key, value in self.info.items():
             lines.append(f"  {key:<{width}}  {value}")
-        lines += ["", self._body()]
-        if any(c in self._table.columns for c in ("hdi_low", "hdi_high")):
-            lines += [
-                "",
-                f"  Intervals are {self.ci_prob:.0%} highest-density intervals of the posterior. "
-                "r_hat near 1 (<= 1.01) and ess_bulk/ess_tail",
-                "  >= 400 mean the chains agree and the summary is precise enough to report.",
-            ]
+        lines += [f"  {'signature':<{width}}  {self.signature()}", "", self._body()]
+        footer = self._footer()
+        if footer:
+            lines += ["", *footer]
         if self.notes:
             lines += [""] + [f"  Note: {n}" for n in self.notes]
         return "\n".join(lines)
@@ -246,26 +297,20 @@ class Result:
 
     # ------------------------------------------------------------------ plotting
     def plot(self, ax: Any = None, column: str | None = None) -> Any:
-        """Forest plot of the quantities: classical estimate as a cross, posterior mean
-        with its HDI as a dot and a line where present. Returns the matplotlib Figure."""
+        """Forest plot of the estimates: classical estimate as a cross (with its interval),
+        posterior mean with its HDI as a dot and a line. Returns the matplotlib Figure."""
         from bayesmeta.plots import plot_forest
 
         return plot_forest(self, ax=ax, column=column).figure
 
     # ------------------------------------------------------------------ saving
     def save(self, path: str | Path) -> Path:
-        """Save the result to a netCDF file (groups: summary, idata groups, extras)."""
+        """Save the result to a netCDF file (groups: summary, details, idata groups,
+        extras); :func:`load` restores it without loss."""
         path = Path(path)
         tree: dict[str, xr.Dataset] = {}
-        table = self._table.copy()
-        names = [n if n is not None else f"level_{k}" for k, n in enumerate(table.index.names)]
-        table.index = table.index.set_names(names)
-        flat = table.reset_index()
-        flat.index = pd.RangeIndex(len(flat), name="__row__")
-        summary = xr.Dataset.from_dataframe(flat)
-        summary.attrs["index_names"] = json.dumps(names)
-        summary.attrs["columns"] = json.dumps([str(c) for c in table.columns])
-        tree["/summary"] = summary
+        tree["/summary"], _ = _flat_frame(self._table)
+        tree["/details"], _ = _flat_frame(self._details)
         if self.idata is not None:
             for group in self.idata.groups():
                 tree[f"/idata/{group}"] = self.idata[group]
@@ -273,13 +318,15 @@ class Result:
             tree[f"/extra/{name}"] = value.to_dataset(name="__value__") if isinstance(
                 value, xr.DataArray
             ) else value
-        root = xr.Dataset(
+        tree["/"] = xr.Dataset(
             attrs={
                 "bayesmeta_class": type(self).__name__,
                 "title": self.title,
                 "info": json.dumps(self.info, default=str),
                 "notes": json.dumps(self.notes),
                 "ci_prob": self.ci_prob,
+                "posterior_kind": self.posterior_kind,
+                "provenance": json.dumps(self.provenance, default=str),
                 "state": json.dumps(self._state(), default=str),
                 "extra_kinds": json.dumps(
                     {k: ("dataarray" if isinstance(v, xr.DataArray) else "dataset")
@@ -287,9 +334,7 @@ class Result:
                 ),
             }
         )
-        tree["/"] = root
-        dt = xr.DataTree.from_dict(tree)
-        dt.to_netcdf(path, engine="h5netcdf")
+        xr.DataTree.from_dict(tree).to_netcdf(path, engine="h5netcdf")
         return path
 
     def _state(self) -> dict[str, Any]:
@@ -315,13 +360,8 @@ def load(path: str | Path) -> Result:
     dt = xr.open_datatree(path, engine="h5netcdf").load()
     attrs = dt.attrs
     cls = _REGISTRY.get(attrs["bayesmeta_class"], Result)
-    summary = dt["summary"].to_dataset()
-    names = json.loads(summary.attrs["index_names"])
-    flat = summary.to_dataframe()
-    for col in flat.columns:
-        if flat[col].dtype == object or pd.api.types.is_string_dtype(flat[col]):
-            flat[col] = flat[col].astype(str)
-    table = flat.set_index(names)[json.loads(summary.attrs["columns"])]
+    table = _unflat_frame(dt["summary"].to_dataset())
+    details = _unflat_frame(dt["details"].to_dataset()) if "details" in dt.children else None
     idata = None
     if "idata" in dt.children:
         import arviz as az
@@ -335,15 +375,45 @@ def load(path: str | Path) -> Result:
             ds = node.to_dataset()
             extra[name] = ds["__value__"] if kinds.get(name) == "dataarray" else ds
     obj = cls.__new__(cls)
+    ta = table.attrs
     Result.__init__(
         obj,
         table,
         title=attrs["title"],
         info=json.loads(attrs["info"]),
+        details=details,
         idata=idata,
         extra=extra,
         notes=json.loads(attrs["notes"]),
         ci_prob=float(attrs["ci_prob"]),
+        ci_kind=ta.get("ci_kind") or None,
+        classical_ci_kind=ta.get("classical_ci_kind") or None,
+        classical_ci_prob=(None if not ta.get("classical_ci_kind")
+                           else float(ta["classical_ci_prob"])),
+        posterior=attrs.get("posterior_kind"),
     )
+    obj.provenance = json.loads(attrs.get("provenance", "{}")) or obj.provenance
     obj._restore(json.loads(attrs.get("state", "{}")))
     return obj
+
+
+# ---------------------------------------------------------------------------------------
+# Transitional: the per-model summariser of the previous release, kept only until every
+# model uses bayesmeta.summaries (removed by the redesign, issue 10).
+BAYES_COLUMNS = ("mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail")
+
+
+def bayes_summary(posterior: Any, var_names: list[str] | None = None, *,
+                  ci_prob: float = CI_PROB, diagnostics: xr.Dataset | None = None
+                  ) -> pd.DataFrame:  # pragma: no cover - transitional
+    from bayesmeta.summaries import posterior_table
+
+    post = posterior.posterior if hasattr(posterior, "posterior") else posterior
+    names = list(var_names) if var_names is not None else list(post.data_vars)
+    frames = []
+    for name in names:
+        dims = [d for d in post[name].dims if d not in ("chain", "draw")]
+        t = posterior_table(post, [name], index=dims, ci_prob=ci_prob,
+                            diagnostics=diagnostics).reset_index()
+        frames.append(t.rename(columns={"estimand": "variable"}))
+    return pd.concat(frames, ignore_index=True)

@@ -9,12 +9,31 @@ Dims
 ``metric``  an automatic metric
 ``run``     a repeated computation of the metrics (for stability)
 
+``reference`` (optional) one score per reference, for metrics computed against several
+            references (NaN-padded: outputs have different numbers of references)
+
 Variables
 ---------
-``rating(system, item, rater, trait)``  ordinal ratings, float with NaN for missing;
-    attrs ``scale_min`` and ``scale_max``.
-``score(system, item, metric, run)``    automatic metric scores; ``run`` has length 1
-    when there is no repetition.
+``rating(system, item, rater, trait)``  ordinal ratings by rater, float with NaN for
+    missing; attrs ``scale_min`` and ``scale_max``; values integers on that scale.
+``judgment(system, item, trait)``  continuous human scores: averages over annotators,
+    pyramid recall, 0..1 judgments. Used wherever a human score is used; ordinal-only
+    analyses (CFA, rater model, agreement) refuse it. Optional attrs ``scale_min`` /
+    ``scale_max`` bound the values. A trait's human scores are either ratings or judgments:
+    a trait observed in both is an error.
+``score(system, item, metric, run[, reference])``  automatic metric scores; ``run`` has
+    length 1 when there is no repetition. With a ``reference`` dim, a reference-free metric
+    holds its score at the first reference and NaN elsewhere; analyses that need one score
+    per output reduce the dim (``reference="first" | "mean" | "max" | label``, see
+    :mod:`bayesmeta.data.select`).
+
+Coordinates on ``metric`` (optional): ``metric_trait`` (the trait a metric is meant to
+measure), ``reference_based`` (bool), ``inputs`` (``"src"``, ``"ref"``, ``"src+ref"`` or
+``""``).
+
+A dataset may hold a single system (a file of outputs with no system label, as many
+meta-evaluation files are) or a single item: analyses that need variation across systems or
+items say so when they get too few.
 
 :func:`validate` checks a dataset against this schema and raises a ``ValueError`` or
 ``TypeError`` whose message names the variable, dim, coordinate or value at fault. It never
@@ -32,8 +51,11 @@ import pandas as pd
 import xarray as xr
 
 RATING_DIMS = ("system", "item", "rater", "trait")
+JUDGMENT_DIMS = ("system", "item", "trait")
 SCORE_DIMS = ("system", "item", "metric", "run")
-KNOWN_DIMS = ("system", "item", "rater", "trait", "metric", "run")
+SCORE_REF_DIMS = (*SCORE_DIMS, "reference")
+KNOWN_DIMS = ("system", "item", "rater", "trait", "metric", "run", "reference")
+HUMAN_VARIABLES = ("rating", "judgment")
 
 
 class MissingDataWarning(UserWarning):
@@ -50,8 +72,8 @@ def _fmt(values: Iterable, limit: int = 5) -> str:
 def validate(
     ds: xr.Dataset,
     *,
-    min_systems: int = 2,
-    min_items: int = 2,
+    min_systems: int = 1,
+    min_items: int = 1,
     warn_missing: bool = True,
 ) -> xr.Dataset:
     """Check a dataset against the bayesmeta schema and return it unchanged.
@@ -59,13 +81,14 @@ def validate(
     Parameters
     ----------
     ds : xarray.Dataset
-        Must hold ``rating`` with dims ``(system, item, rater, trait)`` and/or ``score``
-        with dims ``(system, item, metric, run)``.
+        Must hold at least one of ``rating`` (dims ``(system, item, rater, trait)``),
+        ``judgment`` (``(system, item, trait)``) and ``score`` (``(system, item, metric,
+        run)``, optionally with a trailing ``reference`` dim).
     min_systems, min_items : int
-        The least number of systems and items accepted; every estimator in bayesmeta
-        needs variation across both.
+        The least number of systems and items accepted (analyses that need variation
+        across systems or items check their own minimum).
     warn_missing : bool
-        Issue a :class:`MissingDataWarning` that counts missing ratings/scores.
+        Issue a :class:`MissingDataWarning` that counts missing values.
 
     Raises
     ------
@@ -73,20 +96,23 @@ def validate(
         If ``ds`` is not a Dataset or a variable is not numeric.
     ValueError
         For a missing variable, wrong dims, duplicate coordinate labels, too few systems or
-        items, ratings that are not integers on the declared scale, all-NaN variables, or
-        infinite scores. The message names the culprit.
+        items, ratings that are not integers on the declared scale, judgments off their
+        declared scale, a variable or metric with no values at all, infinite values, or a
+        trait observed both as ratings and as judgments. The message names the culprit.
     """
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"data must be an xarray.Dataset, got {type(ds).__name__}.")
-    if "rating" not in ds and "score" not in ds:
-        raise ValueError("data has neither a 'rating' nor a 'score' variable.")
-    for name, dims in (("rating", RATING_DIMS), ("score", SCORE_DIMS)):
+    if not any(v in ds for v in ("rating", "judgment", "score")):
+        raise ValueError("data has no 'rating', 'judgment' or 'score' variable.")
+    for name, allowed in (("rating", (RATING_DIMS,)), ("judgment", (JUDGMENT_DIMS,)),
+                          ("score", (SCORE_DIMS, SCORE_REF_DIMS))):
         if name not in ds:
             continue
         var = ds[name]
-        if tuple(var.dims) != dims:
+        if tuple(var.dims) not in allowed:
             raise ValueError(
-                f"variable {name!r} must have dims {dims}, got {tuple(var.dims)}."
+                f"variable {name!r} must have dims {' or '.join(map(str, allowed))}, got "
+                f"{tuple(var.dims)}."
             )
         if not np.issubdtype(var.dtype, np.number) or np.issubdtype(var.dtype, np.complexfloating):
             raise TypeError(f"variable {name!r} must be real-valued, got dtype {var.dtype}.")
@@ -107,13 +133,19 @@ def validate(
             )
     if "rating" in ds:
         _check_ratings(ds["rating"])
-    if "score" in ds:
-        values = ds["score"].values
-        if np.isinf(values).any():
-            bad = ds["score"].where(np.isinf(ds["score"]), drop=True)
+    if "judgment" in ds:
+        _check_judgments(ds["judgment"])
+    if "rating" in ds and "judgment" in ds:
+        both = (ds["rating"].notnull().any(("system", "item", "rater"))
+                & ds["judgment"].notnull().any(("system", "item")))
+        if bool(both.any()):
             raise ValueError(
-                f"score has infinite values for metric(s) {_fmt(np.unique(bad['metric'].values))}."
+                f"trait(s) {_fmt(ds['trait'].values[both.values])} have both ordinal ratings "
+                f"('rating') and continuous judgments ('judgment'); keep one per trait (the "
+                f"mean over raters is derived from the ratings when needed)."
             )
+    if "score" in ds:
+        _check_scores(ds["score"])
     if warn_missing:
         report = missing_report(ds)
         report = report[report["missing"] > 0]
@@ -129,6 +161,49 @@ def validate(
                 stacklevel=2,
             )
     return ds
+
+
+def _check_scores(score: xr.DataArray) -> None:
+    values = np.asarray(score.values)
+    if np.isinf(values).any():
+        bad = np.argwhere(np.isinf(values))[0]
+        where = {d: str(score[d].values[i]) for d, i in zip(score.dims, bad, strict=True)}
+        metrics = np.unique(score["metric"].values[np.isinf(values).any(
+            axis=tuple(i for i, d in enumerate(score.dims) if d != "metric"))])
+        raise ValueError(
+            f"score has infinite values for metric(s) {_fmt(metrics)}, first at metric "
+            f"{where['metric']!r}, system {where['system']!r}, item {where['item']!r} "
+            f"({values[tuple(bad)]}); replace them with NaN (missing) or a finite bound."
+        )
+    empty = score.isnull().all([d for d in score.dims if d != "metric"])
+    if bool(empty.any()):
+        raise ValueError(f"metric(s) {_fmt(score['metric'].values[empty.values])} have no "
+                         f"score at all (all NaN); leave them out.")
+
+
+def _check_judgments(judgment: xr.DataArray) -> None:
+    values = np.asarray(judgment.values, dtype=float)
+    if np.isinf(values).any():
+        first = np.argwhere(np.isinf(values))[0]
+        raise ValueError(f"judgment has an infinite value for trait "
+                         f"{judgment['trait'].values[first[2]]!r} (system "
+                         f"{judgment['system'].values[first[0]]!r}, item "
+                         f"{judgment['item'].values[first[1]]!r}).")
+    lo, hi = judgment.attrs.get("scale_min"), judgment.attrs.get("scale_max")
+    if lo is None and hi is None:
+        return
+    lo = -np.inf if lo is None else float(lo)
+    hi = np.inf if hi is None else float(hi)
+    off = ~np.isnan(values) & ((values < lo) | (values > hi))
+    if off.any():
+        first = np.argwhere(off)[0]
+        raise ValueError(
+            f"judgment {values[tuple(first)]:g} of trait "
+            f"{judgment['trait'].values[first[2]]!r} (system "
+            f"{judgment['system'].values[first[0]]!r}, item "
+            f"{judgment['item'].values[first[1]]!r}) is off the declared scale "
+            f"{lo:g}..{hi:g}; {int(off.sum())} such value(s) in all."
+        )
 
 
 def _check_ratings(rating: xr.DataArray) -> None:
@@ -151,8 +226,18 @@ def _check_ratings(rating: xr.DataArray) -> None:
         )
 
 
+def owned_traits(ds: xr.Dataset, variable: str) -> list[str]:
+    """The traits that ``variable`` (``"rating"`` or ``"judgment"``) holds data for."""
+    if variable not in ds:
+        return []
+    var = ds[variable]
+    seen = var.notnull().any([d for d in var.dims if d != "trait"])
+    return [str(t) for t, ok in zip(ds["trait"].values, seen.values, strict=True) if ok]
+
+
 def missing_report(ds: xr.Dataset) -> pd.DataFrame:
-    """Count missing values per rater x trait (ratings) and per metric (scores).
+    """Count missing values per rater x trait (ratings), per trait (judgments) and per
+    metric (scores: an output-run counts as missing when it has no score for any reference).
 
     Returns
     -------
@@ -160,18 +245,26 @@ def missing_report(ds: xr.Dataset) -> pd.DataFrame:
         Columns ``variable``, ``label``, ``missing``, ``total``, ``fraction``.
     """
     rows = []
+    total = ds.sizes.get("system", 0) * ds.sizes.get("item", 0)
     if "rating" in ds:
         miss = ds["rating"].isnull().sum(("system", "item"))
-        total = ds.sizes["system"] * ds.sizes["item"]
-        for r in ds["rater"].values:
-            for t in ds["trait"].values:
+        for t in owned_traits(ds, "rating"):
+            for r in ds["rater"].values:
                 m = int(miss.sel(rater=r, trait=t))
                 rows.append(("rating", f"{r}.{t}", m, total))
+    if "judgment" in ds:
+        miss = ds["judgment"].isnull().sum(("system", "item"))
+        for t in owned_traits(ds, "judgment"):
+            rows.append(("judgment", str(t), int(miss.sel(trait=t)), total))
     if "score" in ds:
-        miss = ds["score"].isnull().sum(("system", "item", "run"))
-        total = ds.sizes["system"] * ds.sizes["item"] * ds.sizes["run"]
+        score = ds["score"]
+        absent = score.isnull()
+        if "reference" in score.dims:
+            absent = absent.all("reference")
+        miss = absent.sum(("system", "item", "run"))
+        n = total * ds.sizes["run"]
         for m_ in ds["metric"].values:
-            rows.append(("score", str(m_), int(miss.sel(metric=m_)), total))
+            rows.append(("score", str(m_), int(miss.sel(metric=m_)), n))
     out = pd.DataFrame(rows, columns=["variable", "label", "missing", "total"])
     out["fraction"] = out["missing"] / out["total"]
     return out

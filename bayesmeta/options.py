@@ -1,0 +1,283 @@
+"""One place for the keyword sets that every sampler or resampler takes.
+
+* :class:`SamplerOptions`: how a Bayesian model is sampled (draws, tuning, chains, sampler
+  backend, step-size target, mass matrix, fast preview). Every Bayesian function takes it as
+  ``sampling=`` (an object, a dict of its fields, or ``"fast"`` / ``"full"``); a field left
+  at ``None`` takes the model's own default, which :meth:`SamplerOptions.resolve` fills in.
+* :class:`ResamplingOptions`: how classical resampling runs (bootstrap resamples and what
+  they resample, permutations and their scheme, p-value convention, worker threads), taken
+  as ``resampling=`` by every resampling analysis.
+* :func:`resolve_seed`: the one seed rule. A given seed is used as is; when none is given a
+  seed is drawn from the operating system's entropy, used, and recorded in the result, so
+  every run, MCMC or classical resampling, can be repeated exactly.
+
+``random_seed``, ``progress`` and ``ci_prob`` stay top-level keywords of every analysis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SAMPLERS = ("nutpie", "pymc")
+MASS_MATRICES = ("diag", "low_rank")
+UNITS = ("systems", "inputs", "both")
+SCHEMES = ("systems", "inputs", "both", "both-rowcol")
+PVALUES = ("plus-one", "raw")
+
+#: Draw settings of the fast mode (tests and previews): caps on chains, tuning and draws.
+FAST_SETTINGS: dict[str, int] = {"chains": 2, "tune": 300, "draws": 300}
+
+#: Package-wide sampler defaults; a model may override any of them.
+SAMPLER_DEFAULTS: dict[str, Any] = {
+    "draws": 1000, "tune": 1000, "chains": 4, "cores": None, "sampler": "nutpie",
+    "target_accept": 0.8, "max_treedepth": 10, "mass_matrix": "diag", "fast": False,
+}
+
+
+def _positive_int(name: str, value: Any, least: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}.")
+
+
+@dataclass(frozen=True)
+class SamplerOptions:
+    """How a Bayesian model is sampled. ``None`` means the model's default.
+
+    Parameters
+    ----------
+    draws, tune : int
+        Posterior draws and tuning iterations per chain.
+    chains : int
+        Number of chains.
+    cores : int
+        Chains run in parallel (default ``min(chains, cpu count)``).
+    sampler : {"nutpie", "pymc"}
+        nutpie (numba-compiled NUTS, the default) or PyMC's own NUTS.
+    target_accept : float
+        Target acceptance rate of step-size adaptation (raise to 0.95 on divergences).
+    max_treedepth : int
+        Maximum NUTS tree depth.
+    mass_matrix : {"diag", "low_rank"}
+        nutpie's diagonal or low-rank modified mass-matrix adaptation.
+    fast : bool
+        Preview mode: chains, tuning and draws capped at :data:`FAST_SETTINGS`; recorded and
+        printed on every table it produces. Never report fast-mode numbers.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> opts = bm.SamplerOptions(draws=2000)
+    >>> opts.resolve(tune=400).tune, opts.resolve(tune=400).draws
+    (400, 2000)
+    >>> bm.SamplerOptions.coerce("fast").resolve().draws
+    300
+
+    R equivalent: the ``chains``, ``iter``, ``warmup``, ``control = list(adapt_delta,
+    max_treedepth)`` arguments of ``brms::brm``.
+    """
+
+    draws: int | None = None
+    tune: int | None = None
+    chains: int | None = None
+    cores: int | None = None
+    sampler: str | None = None
+    target_accept: float | None = None
+    max_treedepth: int | None = None
+    mass_matrix: str | None = None
+    fast: bool | None = None
+
+    def __post_init__(self) -> None:
+        _positive_int("draws", self.draws, 1)
+        _positive_int("tune", self.tune, 0)
+        _positive_int("chains", self.chains, 1)
+        _positive_int("cores", self.cores, 1)
+        _positive_int("max_treedepth", self.max_treedepth, 1)
+        if self.sampler is not None and self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(map(repr, SAMPLERS))}, got "
+                             f"{self.sampler!r}.")
+        if self.mass_matrix is not None and self.mass_matrix not in MASS_MATRICES:
+            raise ValueError(f"mass_matrix must be one of "
+                             f"{', '.join(map(repr, MASS_MATRICES))}, got {self.mass_matrix!r}.")
+        if self.target_accept is not None and not 0 < self.target_accept < 1:
+            raise ValueError(f"target_accept must be in (0, 1), got {self.target_accept!r}.")
+        if self.fast is not None and not isinstance(self.fast, bool | np.bool_):
+            raise TypeError(f"fast must be True or False, got {self.fast!r}.")
+
+    @classmethod
+    def coerce(cls, value: SamplerOptions | Mapping[str, Any] | str | None) -> SamplerOptions:
+        """Accept an options object, a dict of its fields, ``"fast"`` or ``"full"`` (the
+        defaults), or None."""
+        if value is None or (isinstance(value, str) and value == "full"):
+            return cls()
+        if isinstance(value, str) and value == "fast":
+            return cls(fast=True)
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - {f.name for f in dataclasses.fields(cls)})
+            if unknown:
+                raise TypeError(f"sampling: unknown option(s) {', '.join(unknown)}; options "
+                                f"are {', '.join(f.name for f in dataclasses.fields(cls))}.")
+            return cls(**dict(value))
+        raise TypeError(f"sampling must be a SamplerOptions, a dict, 'fast' or 'full', got "
+                        f"{value!r}.")
+
+    def resolve(self, **model_defaults: Any) -> SamplerOptions:
+        """Fill every ``None`` from ``model_defaults``, then from :data:`SAMPLER_DEFAULTS`,
+        and apply the fast-mode caps; the result has no ``None`` except ``cores``."""
+        unknown = sorted(set(model_defaults) - set(SAMPLER_DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown sampler default(s) {', '.join(unknown)}.")
+        values = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v is None:
+                v = model_defaults.get(f.name, SAMPLER_DEFAULTS[f.name])
+            values[f.name] = v
+        if values["fast"]:
+            for k, cap in FAST_SETTINGS.items():
+                values[k] = min(values[k], cap)
+        if values["mass_matrix"] != "diag" and values["sampler"] != "nutpie":
+            raise ValueError(f"mass_matrix={values['mass_matrix']!r} needs sampler='nutpie', "
+                             f"got sampler={values['sampler']!r}.")
+        return type(self)(**values)
+
+    def replace(self, **changes: Any) -> SamplerOptions:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict (for provenance attributes)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class ResamplingOptions:
+    """How classical resampling runs.
+
+    Parameters
+    ----------
+    n_resamples : int
+        Bootstrap resamples and Bayesian-bootstrap draws (0: point estimates only).
+    unit : {"both", "systems", "inputs"}
+        What the classical bootstrap resamples (Deutsch et al. 2021: Boot-Both,
+        Boot-Systems, Boot-Inputs); the Bayesian bootstrap always weighs both.
+    n_permutations : int
+        Permutations per test (0: no tests).
+    scheme : {"both", "systems", "inputs", "both-rowcol"}
+        What a permutation swaps (see :mod:`bayesmeta.classical.resampling`).
+    pvalue : {"plus-one", "raw"}
+        ``(b + 1) / (n + 1)`` (Phipson & Smyth 2010) or ``b / n`` (paper 001's code).
+    n_jobs : int, optional
+        Worker threads (default: the usable cores).
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> bm.ResamplingOptions.coerce({"n_resamples": 200}).n_resamples
+    200
+    """
+
+    n_resamples: int = 1000
+    unit: str = "both"
+    n_permutations: int = 1000
+    scheme: str = "both"
+    pvalue: str = "plus-one"
+    n_jobs: int | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        _positive_int("n_resamples", self.n_resamples, 0)
+        _positive_int("n_permutations", self.n_permutations, 0)
+        _positive_int("n_jobs", self.n_jobs, 1)
+        for name, value, allowed in (("unit", self.unit, UNITS), ("scheme", self.scheme, SCHEMES),
+                                     ("pvalue", self.pvalue, PVALUES)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got "
+                                 f"{value!r}.")
+
+    @classmethod
+    def coerce(cls, value: ResamplingOptions | Mapping[str, Any] | None) -> ResamplingOptions:
+        """Accept an options object, a dict of its fields, or None (the defaults)."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - {f.name for f in dataclasses.fields(cls)})
+            if unknown:
+                raise TypeError(f"resampling: unknown option(s) {', '.join(unknown)}; options "
+                                f"are {', '.join(f.name for f in dataclasses.fields(cls))}.")
+            return cls(**dict(value))
+        raise TypeError(f"resampling must be a ResamplingOptions or a dict, got {value!r}.")
+
+    def replace(self, **changes: Any) -> ResamplingOptions:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict (for provenance attributes)."""
+        return dataclasses.asdict(self)
+
+
+def resolve_seed(random_seed: int | None) -> int:
+    """The seed to use: ``random_seed`` itself, or, when None, one drawn from the operating
+    system's entropy (record it: the same seed gives the same numbers).
+
+    Examples
+    --------
+    >>> from bayesmeta.options import resolve_seed
+    >>> resolve_seed(7)
+    7
+    >>> 0 <= resolve_seed(None) < 2**31
+    True
+    """
+    if random_seed is None:
+        return int(np.random.SeedSequence().entropy % (2**31 - 1))
+    if isinstance(random_seed, bool) or not isinstance(random_seed, int | np.integer):
+        raise TypeError(f"random_seed must be an int or None, got {type(random_seed).__name__}.")
+    if random_seed < 0:
+        raise ValueError(f"random_seed must be >= 0, got {random_seed}.")
+    return int(random_seed)
+
+
+def legacy_sampling(
+    sampling: SamplerOptions | Mapping[str, Any] | str | None,
+    legacy: Mapping[str, Any],
+    *,
+    function: str,
+) -> SamplerOptions:
+    """Fold the keyword arguments of the previous release (``draws=``, ``tune=``,
+    ``chains=``, ``fast=``, ...) into :class:`SamplerOptions`, with a ``FutureWarning`` that
+    gives the new spelling. Unknown keywords raise ``TypeError`` naming the function."""
+    opts = SamplerOptions.coerce(sampling)
+    if not legacy:
+        return opts
+    names = {f.name for f in dataclasses.fields(SamplerOptions)}
+    unknown = sorted(k for k in legacy if k not in names)
+    if unknown:
+        raise TypeError(f"{function}() got unexpected keyword argument(s) "
+                        f"{', '.join(map(repr, unknown))}.")
+    spelled = ", ".join(f"{k}={v!r}" for k, v in legacy.items())
+    as_dict = ", ".join(f"{k!r}: {v!r}" for k, v in legacy.items())
+    warnings.warn(f"{function}({spelled}) is deprecated and will be removed in the next "
+                  f"release; write {function}(..., sampling={{{as_dict}}}) or "
+                  f"sampling=bm.SamplerOptions({spelled}).", FutureWarning, stacklevel=3)
+    return opts.replace(**legacy)
+
+
+__all__ = [
+    "FAST_SETTINGS",
+    "SAMPLER_DEFAULTS",
+    "ResamplingOptions",
+    "SamplerOptions",
+    "legacy_sampling",
+    "resolve_seed",
+]
