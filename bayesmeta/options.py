@@ -26,8 +26,10 @@ import numpy as np
 
 SAMPLERS = ("nutpie", "pymc")
 MASS_MATRICES = ("diag", "low_rank")
-UNITS = ("systems", "inputs", "both")
-SCHEMES = ("systems", "inputs", "both", "both-rowcol")
+UNITS = ("systems", "items", "both")
+SCHEMES = ("systems", "items", "both", "both-rowcol")
+#: Names of the previous release: paper 001 and Deutsch et al. say "inputs" for items.
+_RENAMED = {"inputs": "items"}
 PVALUES = ("plus-one", "raw")
 
 #: Draw settings of the fast mode (tests and previews): caps on chains, tuning and draws.
@@ -167,12 +169,13 @@ class ResamplingOptions:
     ----------
     n_resamples : int
         Bootstrap resamples and Bayesian-bootstrap draws (0: point estimates only).
-    unit : {"both", "systems", "inputs"}
+    unit : {"both", "systems", "items"}
         What the classical bootstrap resamples (Deutsch et al. 2021: Boot-Both,
-        Boot-Systems, Boot-Inputs); the Bayesian bootstrap always weighs both.
+        Boot-Systems, Boot-Inputs; their "inputs" are bayesmeta's items); the Bayesian
+        bootstrap always weighs both.
     n_permutations : int
         Permutations per test (0: no tests).
-    scheme : {"both", "systems", "inputs", "both-rowcol"}
+    scheme : {"both", "systems", "items", "both-rowcol"}
         What a permutation swaps (see :mod:`bayesmeta.classical.resampling`).
     pvalue : {"plus-one", "raw"}
         ``(b + 1) / (n + 1)`` (Phipson & Smyth 2010) or ``b / n`` (paper 001's code).
@@ -194,6 +197,13 @@ class ResamplingOptions:
     n_jobs: int | None = field(default=None)
 
     def __post_init__(self) -> None:
+        for name in ("unit", "scheme"):
+            old = getattr(self, name)
+            if old in _RENAMED:
+                warnings.warn(f"{name}={old!r} is now spelled {name}={_RENAMED[old]!r} (the "
+                              f"data dim is 'item'); the old name goes in the next release.",
+                              FutureWarning, stacklevel=4)
+                object.__setattr__(self, name, _RENAMED[old])
         _positive_int("n_resamples", self.n_resamples, 0)
         _positive_int("n_permutations", self.n_permutations, 0)
         _positive_int("n_jobs", self.n_jobs, 1)
