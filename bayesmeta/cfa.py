@@ -1,14 +1,16 @@
 """``bm.cfa``: confirmatory factor analysis of ordinal ratings from lavaan-style syntax.
 
-The public entry point and its result. The classical fit (lavaan's WLSMV: polychorics +
-DWLS + robust SEs + scaled-shifted test) lives in :mod:`bayesmeta.classical.ordinal`; the
-Bayesian twin (``method="bayes"``) will live in ``bayesmeta.models.ordinal_cfa``.
+The public entry point and the result of the classical fit. The classical estimator
+(lavaan's WLSMV: polychorics + DWLS + robust SEs + scaled-shifted test) lives in
+:mod:`bayesmeta.classical.ordinal`; the Bayesian twin (``method="bayes"``) in
+:mod:`bayesmeta.models.ordinal_cfa`. Ratings in a bayesmeta Dataset come through
+:func:`bayesmeta.data.select.ratings_wide`, which refuses continuous judgments.
 """
 
 from __future__ import annotations
 
-import hashlib
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -16,26 +18,26 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from bayesmeta.classical.ordinal import FIT_MEASURES, OrdinalCFAFit, fit_wlsmv
+from bayesmeta.classical.ordinal import FIT_MEASURES, OrdinalCFAFit, fit_wlsmv, parameter_table
 from bayesmeta.classical.polychoric import polychoric
-from bayesmeta.data.schema import validate
-from bayesmeta.results import Result
+from bayesmeta.data import select
+from bayesmeta.options import SamplerOptions
+from bayesmeta.results import Result, data_hash
+from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.syntax import ModelSpec, parse_model, resolve_column
+
+__all__ = ["CFAResult", "cfa", "ordinal_frame"]
 
 METHODS = ("wlsmv", "bayes")
 
 
-def _ordinal_frame(data: xr.Dataset | pd.DataFrame) -> pd.DataFrame:
+def ordinal_frame(data: xr.Dataset | pd.DataFrame) -> pd.DataFrame:
     """Cases x variables table of ordinal values (NaN for missing). A Dataset gives one
-    column per rater x trait, labelled ``"<rater>.<trait>"``, one row per (system, item)."""
+    column per rater x trait, labelled ``"<rater>.<trait>"``, one row per (system, item)
+    (:func:`bayesmeta.data.select.ratings_wide`; continuous judgments are refused with the
+    reason); a DataFrame is used as it is."""
     if isinstance(data, xr.Dataset):
-        validate(data, warn_missing=False)
-        if "rating" not in data:
-            raise ValueError("data has no 'rating' variable; an ordinal CFA needs ratings.")
-        rating = data["rating"].transpose("system", "item", "rater", "trait")
-        values = rating.values.reshape(-1, data.sizes["rater"] * data.sizes["trait"])
-        labels = [f"{r}.{t}" for r in rating["rater"].values for t in rating["trait"].values]
-        return pd.DataFrame(values, columns=labels)
+        return select.ratings_wide(data, analysis="cfa")
     if isinstance(data, pd.DataFrame):
         return data
     raise TypeError(f"data must be a bayesmeta xarray.Dataset or a pandas.DataFrame, got "
@@ -61,14 +63,17 @@ def _column(frame: pd.DataFrame, col: str) -> np.ndarray:
 
 
 def cfa(
-    syntax: str,
+    model: str | ModelSpec,
     data: xr.Dataset | pd.DataFrame,
     *,
-    ordered: bool = True,
     method: str = "wlsmv",
-    ci_prob: float | None = None,
+    ordered: bool = True,
+    ci_prob: float = CI_PROB,
+    sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
+    random_seed: int | None = None,
+    progress: bool | None = None,
     **kwargs: Any,
-) -> CFAResult:
+) -> Any:
     r"""Confirmatory factor analysis of ordinal indicators, specified in lavaan syntax.
 
     ``method="wlsmv"`` reproduces lavaan's ``cfa(model, data, ordered = TRUE,
@@ -81,32 +86,50 @@ def cfa(
 
     Parameters
     ----------
-    syntax : str
+    model : str or ModelSpec
         lavaan model syntax (``=~`` and ``~~``; see :mod:`bayesmeta.syntax`), e.g.
-        ``"coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH"``.
+        ``"coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH"`` (lavaan's argument order:
+        model first).
     data : xarray.Dataset or pandas.DataFrame
-        A bayesmeta Dataset (each rater x trait is a variable named ``"<rater>.<trait>"``,
-        e.g. ``Expert.1.COH``; ``Expert_1_COH`` is accepted too; each (system, item) is a
-        case), or a DataFrame with one column per indicator (numbers or ordered
-        categoricals, NaN for missing).
+        A bayesmeta Dataset with ordinal ``rating`` s (each rater x trait is a variable
+        named ``"<rater>.<trait>"``, e.g. ``Expert.1.COH``; ``Expert_1_COH`` is accepted
+        too; each (system, item) is a case), or a DataFrame with one column per indicator
+        (numbers or ordered categoricals, NaN for missing). Continuous ``judgment`` s are
+        refused: a factor model of ordinal ratings needs raters and categories.
+    method : {"wlsmv", "bayes"}
+        The estimator. ``"bayes"``: the Bayesian ordinal CFA
+        (:func:`bayesmeta.models.ordinal_cfa.ordinal_cfa`; card ``models/ordinal_cfa.md``),
+        with lavaan's WLSMV estimates in the ``classical`` columns beside the posterior.
     ordered : bool
         Treat the indicators as ordinal (the only mode implemented).
-    method : {"wlsmv", "bayes"}
-        ``"bayes"``: the Bayesian ordinal CFA (:func:`bayesmeta.models.ordinal_cfa.
-        ordinal_cfa`; card ``models/ordinal_cfa.md``), with lavaan's WLSMV estimates in
-        the ``classical`` column beside the posterior.
-    ci_prob : float, optional
-        ``"wlsmv"``: coverage of the Wald intervals ``est.std +/- z * se`` (lavaan's
-        ``ci.lower`` / ``ci.upper``; default 0.95). ``"bayes"``: probability of the HDIs
-        (default 0.94).
+    ci_prob : float
+        Probability of every interval (default 0.94): the Wald intervals
+        ``est.std +/- z * se`` of WLSMV (lavaan's ``ci.lower`` / ``ci.upper`` with
+        ``level = ci_prob``; pass 0.95 to compare with lavaan's default) and, for
+        ``"bayes"``, the HDIs.
+    sampling : SamplerOptions, dict, "fast" or "full", optional
+        ``method="bayes"`` only: how the posterior is sampled
+        (:class:`bayesmeta.SamplerOptions`).
+    random_seed : int, optional
+        ``method="bayes"`` only (WLSMV draws no random numbers): the seed, drawn and
+        recorded when not given.
+    progress : bool, optional
+        ``method="bayes"`` only: show the sampler's progress bar.
     **kwargs
-        ``method="bayes"`` only: passed to ``ordinal_cfa`` (``random_seed``, ``chains``,
-        ``draws``, ``tune``, ``fast``, ...).
+        ``method="bayes"`` only: further options of ``ordinal_cfa`` (``loading_prior``,
+        ``lkj_eta``, ``parameterization``, ``n_ppc``, ...).
 
     Returns
     -------
-    CFAResult
-        ``summary()`` is lavaan's parameter table; ``fit_measures()`` the fit indices.
+    CFAResult or OrdinalCFAResult
+        ``summary()`` indexed by ``(estimand, lhs, op, rhs)`` with estimands
+        ``"loading"`` (``=~``), ``"threshold"`` (``|``), ``"factor_correlation"``,
+        ``"residual_variance"``, ``"variance"`` and ``"covariance"`` (``~~``); columns
+        ``classical`` (lavaan's ``est.std``), ``classical_low``, ``classical_high``
+        (``classical_ci_kind = "Wald (robust SE)"``). ``details()``: ``se``, ``z``,
+        ``pvalue``, ``est`` and ``est_se`` (unstandardized), ``free``. ``parameters()``:
+        both side by side, lavaan's ``parameterEstimates`` + ``standardizedSolution``.
+        ``fit_measures()``: the fit indices.
 
     Notes
     -----
@@ -125,36 +148,41 @@ def cfa(
     >>> ds = bm.datasets.simulated(random_seed=0)
     >>> model = "coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH"
     >>> fit = bm.cfa(model, ds)  # lavaan: cfa(model, d, ordered = TRUE, std.lv = TRUE)
-    >>> fit.summary().loc["coh =~ Rater.1.COH", ["classical", "se"]].shape
+    >>> fit.summary().loc[("loading", "coh", "=~", "Rater.1.COH"),
+    ...                   ["classical", "classical_low"]].shape
     (2,)
     >>> float(fit.fit_measures()["df"])  # three indicators, one factor: just identified
     0.0
+
+    R equivalent: ``lavaan::cfa(model, data, ordered = TRUE, std.lv = TRUE,
+    missing = "pairwise")`` then ``standardizedSolution(fit, level = 0.94)``.
     """
     key = str(method).lower()
+    if key not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
+                         f"{method!r}.")
+    if not isinstance(ordered, bool | np.bool_):
+        raise TypeError(f"ordered must be True or False, got {type(ordered).__name__}.")
+    ci_prob = check_ci_prob(ci_prob)
     if key == "bayes":
         from bayesmeta.models.ordinal_cfa import ordinal_cfa
 
         if not ordered:
             raise NotImplementedError("ordered=False is not implemented for method='bayes'; "
                                       "the Bayesian CFA fits ordinal indicators only.")
-        return ordinal_cfa(syntax, data, ci_prob=0.94 if ci_prob is None else ci_prob,
-                           **kwargs)
+        return ordinal_cfa(model, data, ci_prob=ci_prob, sampling=sampling,
+                           random_seed=random_seed, progress=progress, **kwargs)
     if kwargs:
         raise TypeError(f"unexpected argument(s) for method='wlsmv': {', '.join(kwargs)}.")
-    ci_prob = 0.95 if ci_prob is None else ci_prob
-    if key not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
-                         f"{method!r}.")
-    if not isinstance(ordered, bool | np.bool_):
-        raise TypeError(f"ordered must be True or False, got {type(ordered).__name__}.")
+    if sampling is not None:
+        raise TypeError("sampling= applies to method='bayes' only; WLSMV does not sample.")
     if not ordered:
         raise NotImplementedError("ordered=False (continuous indicators, ML) is not "
                                   "implemented; bm.cfa fits ordinal indicators only.")
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must lie strictly between 0 and 1, got {ci_prob!r}.")
 
-    frame = _ordinal_frame(data)
+    frame = ordinal_frame(data)
     columns = [str(c) for c in frame.columns]
+    syntax = model.syntax if isinstance(model, ModelSpec) else model
     spec = parse_model(syntax, columns=columns)
     values = np.column_stack([_column(frame, frame.columns[columns.index(
         resolve_column(v, columns))]) for v in spec.observed])
@@ -162,25 +190,22 @@ def cfa(
     values = values[~empty]
     sample = polychoric(values, names=list(spec.observed))
     fit = fit_wlsmv(spec, sample)
-    return _result(spec, fit, values, int(empty.sum()), ci_prob)
+    dhash = data_hash(data) if isinstance(data, xr.Dataset) else frame_hash(
+        values, spec.observed)
+    return _result(spec, fit, values, int(empty.sum()), ci_prob, dhash)
+
+
+def frame_hash(values: np.ndarray, names: Any) -> str:
+    """:func:`bayesmeta.results.data_hash` of a cases x indicators matrix and its names."""
+    return data_hash(xr.Dataset({"rating": (("case", "indicator"), np.asarray(values,
+                                                                              dtype=float))},
+                                coords={"indicator": [str(n) for n in names]}))
 
 
 def _result(spec: ModelSpec, fit: OrdinalCFAFit, values: np.ndarray, n_empty: int,
-            ci_prob: float) -> CFAResult:
-    t = fit.table
-    z = stats.norm.ppf(0.5 + ci_prob / 2)
-    table = pd.DataFrame({
-        "lhs": t["lhs"], "op": t["op"], "rhs": t["rhs"],
-        "classical": t["std"], "se": t["se"],
-        "classical_low": t["std"] - z * t["se"], "classical_high": t["std"] + z * t["se"],
-        "z": t["z"], "pvalue": t["pvalue"], "est": t["est"], "est_se": t["est_se"],
-        "free": t["free"],
-    })
-    table.index = pd.Index([f"{a} {o} {b}" for a, o, b in zip(t["lhs"], t["op"], t["rhs"],
-                                                                strict=True)], name="parameter")
+            ci_prob: float, dhash: str) -> CFAResult:
+    table = parameter_table(fit, spec.factors, ci_prob=ci_prob)
     n_missing = int(np.isnan(values).sum())
-    digest = hashlib.sha256(np.ascontiguousarray(values).tobytes())
-    digest.update("|".join(spec.observed).encode())
     info = {
         "method": "WLSMV (DWLS, robust SE, scaled-shifted test), lavaan-style",
         "observations": int(values.shape[0]),
@@ -189,11 +214,11 @@ def _result(spec: ModelSpec, fit: OrdinalCFAFit, values: np.ndarray, n_empty: in
         "missing": f"pairwise ({n_missing} of {values.size} ratings missing)",
         "converged": bool(fit.converged),
         "iterations": int(fit.iterations),
-        "data_hash": digest.hexdigest()[:16],
     }
     notes = [f"Standardized (std.all) estimates in 'classical'; intervals are {ci_prob:.0%} "
              f"Wald intervals from robust (sandwich) standard errors, as lavaan's "
-             f"standardizedSolution(); 'est' / 'est_se' are unstandardized."]
+             f"standardizedSolution(level = {ci_prob:g}); details() holds se, z, pvalue "
+             f"and the unstandardized 'est' / 'est_se'."]
     if n_empty:
         notes.append(f"{n_empty} case(s) with no rating on any indicator were left out "
                      f"(as lavaan does).")
@@ -206,19 +231,24 @@ def _result(spec: ModelSpec, fit: OrdinalCFAFit, values: np.ndarray, n_empty: in
                                 coords={"variable": p, "variable2": p}),
     }
     res = CFAResult(table, title="Ordinal confirmatory factor analysis (WLSMV)", info=info,
-                    extra=extra, notes=notes, ci_prob=ci_prob)
+                    extra=extra, notes=notes, ci_prob=ci_prob,
+                    classical_ci_kind="Wald (robust SE)", data_hash=dhash)
     res._restore({"fit_measures": fit.fit_measures.to_dict(), "syntax": spec.syntax})
     return res
 
 
 class CFAResult(Result):
-    """Result of :func:`cfa`: lavaan's parameter table plus fit measures.
+    """Result of :func:`cfa` (WLSMV): lavaan's parameter table plus fit measures.
 
-    ``summary()`` has one row per parameter, indexed ``"lhs op rhs"`` (``"coh =~
-    Expert.1.COH"``, ``"coh ~~ con"``, ``"Expert.1.COH | t1"``), with columns ``lhs``,
-    ``op``, ``rhs``, ``classical`` (lavaan's ``est.std``), ``se``, ``classical_low``,
-    ``classical_high``, ``z``, ``pvalue``, ``est`` and ``est_se`` (unstandardized), ``free``.
+    ``summary()`` has one row per parameter, indexed ``(estimand, lhs, op, rhs)``
+    (``("loading", "coh", "=~", "Expert.1.COH")``, ``("factor_correlation", "coh", "~~",
+    "con")``, ``("threshold", "Expert.1.COH", "|", "t1")``), with columns ``classical``
+    (lavaan's ``est.std``), ``classical_low``, ``classical_high`` (Wald intervals);
+    ``details()`` has ``se``, ``z``, ``pvalue``, ``est`` and ``est_se`` (unstandardized),
+    ``free``; :meth:`parameters` joins the two.
     """
+
+    kind = "cfa"
 
     def _state(self) -> dict[str, Any]:
         return {"fit_measures": {k: float(v) for k, v in self._fit.items()},
@@ -229,11 +259,11 @@ class CFAResult(Result):
             list(FIT_MEASURES))
         self.spec = parse_model(state["syntax"]) if state.get("syntax") else None
 
-    def summary(self) -> pd.DataFrame:
-        """The parameter table (raw values); attrs give the interval kind and coverage."""
-        out = self._table.copy()
-        out.attrs = {"ci_prob": self.ci_prob, "ci_kind": "wald (robust se)",
-                     "title": self.title}
+    def parameters(self) -> pd.DataFrame:
+        """The estimates and their details side by side, one row per parameter (lavaan's
+        ``parameterEstimates`` and ``standardizedSolution`` in one table)."""
+        out = self._table.join(self._details)
+        out.attrs = dict(self._table.attrs)
         return out
 
     def fit_measures(self) -> pd.Series:
@@ -246,7 +276,7 @@ class CFAResult(Result):
     def __str__(self) -> str:
         """A summary laid out like lavaan's ``summary(fit, standardized = TRUE)``."""
         fm, info = self._fit, self.info
-        n_free = int(self._table["free"].sum())
+        n_free = int(self._details["free"].sum())
 
         def row(label: str, *vals: str) -> str:
             return f"  {label:<40}" + "".join(f"{v:>12}" for v in vals)
@@ -256,8 +286,9 @@ class CFAResult(Result):
 
         status = "ended normally" if info.get("converged", True) else "did NOT converge"
         lines = [self.title, "",
-                 f"  bayesmeta {info.get('bayesmeta', '')} {status} after "
-                 f"{info.get('iterations', '?')} iterations", "",
+                 f"  bayesmeta {self.provenance['bayesmeta']} {status} after "
+                 f"{info.get('iterations', '?')} iterations",
+                 f"  signature: {self.signature()}", "",
                  row("Estimator", "DWLS"),
                  row("Number of model parameters", str(n_free)),
                  row("Number of observations", str(info.get("observations", ""))),
@@ -293,7 +324,7 @@ class CFAResult(Result):
         return "\n".join(lines)
 
     def _sections(self) -> list[str]:
-        t = self._table
+        t = self.parameters().reset_index()
         head = f"{'':<22}{'Estimate':>10}{'Std.Err':>9}{'z-value':>9}{'P(>|z|)':>9}{'Std.all':>9}"
 
         def line(label: str, r: pd.Series) -> str:

@@ -1,8 +1,10 @@
 """Compare Bayesian fits of the same data by PSIS-LOO (ArviZ), e.g. factor structures.
 
 :func:`compare` takes a dict of fitted results (anything with a ``loo()`` method, or an
-``idata`` with a ``log_likelihood`` group) and returns a :class:`CompareResult` whose
-table is :func:`arviz.compare`'s: one row per model, best first.
+``idata`` with a ``log_likelihood`` group) and returns a :class:`CompareResult`: the ELPD
+of each model and its difference from the best, with normal intervals from their standard
+errors, in the table shape of :mod:`bayesmeta.summaries`; :func:`arviz.compare`'s own
+table (one row per model, best first) is its ``details()``.
 """
 
 from __future__ import annotations
@@ -13,23 +15,31 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from bayesmeta.results import Result
+from bayesmeta.summaries import CI_PROB, check_ci_prob
 
 __all__ = ["CompareResult", "compare"]
 
 
+#: What the classical interval of the comparison is.
+CI_KIND = "normal (estimate +- z SE)"
+
+
 class CompareResult(Result):
-    """Result of :func:`compare` (one row per model, ranked by expected log predictive
-    density)."""
+    """Result of :func:`compare`: rows ``("elpd_loo", model)`` and ``("elpd_diff", model)``
+    (models ranked by expected log predictive density); ArviZ's table in ``details()``."""
 
     kind = "compare"
 
     def _body(self) -> str:
-        return self._format_table(self._table)
+        return (f"{self._format_table(self._table)}\n\nArviZ's comparison (details()):\n"
+                f"{self._format_table(self._details)}")
 
 
-def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
+def compare(fits: Mapping[str, Any], *, ci_prob: float = CI_PROB, scale: str = "log"
+            ) -> CompareResult:
     r"""Rank models of the same data by their expected log pointwise predictive density.
 
     Parameters
@@ -39,22 +49,30 @@ def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
         each with a ``loo()`` method (such as
         :class:`bayesmeta.models.ordinal_cfa.OrdinalCFAResult`) or an ``idata`` holding a
         ``log_likelihood`` group.
+    ci_prob : float
+        Probability of the normal intervals (default 0.94).
     scale : {"log", "negative_log", "deviance"}
         Scale of the ELPD (ArviZ's ``scale``).
 
     Returns
     -------
     CompareResult
-        Table columns ``rank``, ``elpd_loo``, ``p_loo``, ``elpd_diff`` (from the best),
-        ``weight`` (stacking), ``se``, ``dse`` (standard error of the difference),
-        ``warning`` (some Pareto k above ArviZ's threshold, ``min(1 - 1/log10 S, 0.7)``
-        for ``S`` draws; the note says how many and the largest), ``scale``.
+        ``summary()`` indexed ``(estimand, model)``: ``("elpd_loo", model)`` with
+        ``classical`` = the model's ELPD and the interval ``elpd +- z se``, and
+        ``("elpd_diff", model)`` with the difference from the best model and ``elpd_diff
+        +- z dse`` (``classical_ci_kind`` says so; :math:`z = \Phi^{-1}((1 + p)/2)`).
+        ``details()`` is ArviZ's table, indexed by ``model``: ``rank``, ``elpd_loo``,
+        ``p_loo``, ``elpd_diff``, ``weight`` (stacking), ``se``, ``dse`` (standard error of
+        the difference), ``warning`` (some Pareto k above ArviZ's threshold,
+        ``min(1 - 1/log10 S, 0.7)`` for ``S`` draws; the note says how many and the
+        largest), ``scale``.
 
     Notes
     -----
     :math:`\widehat{\mathrm{elpd}}_{\mathrm{loo}} = \sum_n \log p(y_n \mid y_{-n})`, estimated
     by Pareto-smoothed importance sampling; a difference is worth reporting when it is
-    several times its ``dse`` (Vehtari, Gelman & Gabry 2017).
+    several times its ``dse`` (Vehtari, Gelman & Gabry 2017). The intervals are the normal
+    approximation of Vehtari et al.; they are not posterior intervals.
 
     References
     ----------
@@ -70,6 +88,7 @@ def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
     """
     import arviz as az
 
+    ci_prob = check_ci_prob(ci_prob)
     if not isinstance(fits, Mapping) or len(fits) < 2:
         raise ValueError("fits must be a dict of at least two named fits.")
     loos = {}
@@ -103,6 +122,19 @@ def compare(fits: Mapping[str, Any], *, scale: str = "log") -> CompareResult:
         else:
             notes.append(f"{name}: ArviZ flagged its LOO estimate as less reliable "
                          f"(Pareto k).")
+    z = stats.norm.ppf(0.5 + ci_prob / 2)
+    models = [str(m) for m in table.index]
+    index = pd.MultiIndex.from_tuples([(e, m) for e in ("elpd_loo", "elpd_diff")
+                                       for m in models], names=["estimand", "model"])
+    est = np.concatenate([table["elpd_loo"].to_numpy(float), table["elpd_diff"].to_numpy(float)])
+    se = np.concatenate([table["se"].to_numpy(float), table["dse"].to_numpy(float)])
+    summary = pd.DataFrame({"classical": est, "classical_low": est - z * se,
+                            "classical_high": est + z * se}, index=index)
     info = {"criterion": "PSIS-LOO (ArviZ)", "models": len(loos),
-            "outputs": next(iter(sizes.values()))}
-    return CompareResult(table, title="Model comparison (PSIS-LOO)", info=info, notes=notes)
+            "outputs": next(iter(sizes.values())), "scale": scale}
+    notes.append(f"elpd_diff: difference from the best model ({models[0]!r}); intervals "
+                 f"are {ci_prob:.0%} normal intervals from the standard errors se and dse "
+                 f"(ArviZ's table in details()).")
+    return CompareResult(summary, title="Model comparison (PSIS-LOO)", info=info,
+                         details=table, notes=notes, ci_prob=ci_prob,
+                         classical_ci_kind=CI_KIND)

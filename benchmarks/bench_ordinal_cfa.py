@@ -38,6 +38,7 @@ import numpy as np
 
 import bayesmeta as bm
 from bayesmeta.models import ordinal_cfa as oc
+from bayesmeta.models._cfa_setup import model_for, setup
 
 TRAITS = ("COH", "CON", "FLU", "REL")
 FOUR = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Expert.{r}.{t}" for r in (1, 2, 3))
@@ -71,8 +72,8 @@ def run_fit(syntax: str, ds, *, chains: int, tune: int, draws: int, seed: int,
     """Compile first (timed), then fit (sampling timed by the result)."""
     from bayesmeta.sampling import _compiled_nutpie
 
-    _, _, design = oc.setup(syntax, ds)
-    model = oc.model_for(design)  # the default (augmented) parameterization
+    _, _, design = setup(syntax, ds)
+    model = model_for(design)  # the default (augmented) parameterization
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -81,9 +82,10 @@ def run_fit(syntax: str, ds, *, chains: int, tune: int, draws: int, seed: int,
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = oc.ordinal_cfa(syntax, ds, chains=chains, tune=tune, draws=draws,
-                             random_seed=seed, n_ppc=n_ppc, cores=min(chains, 2),
-                             mass_matrix=mass_matrix)
+        fit = oc.ordinal_cfa(syntax, ds, sampling={"chains": chains, "tune": tune,
+                                                   "draws": draws, "cores": min(chains, 2),
+                                                   "mass_matrix": mass_matrix},
+                             random_seed=seed, n_ppc=n_ppc)
     t_total = time.perf_counter() - t0
     timing = {"compile_s": t_compile, "fit_total_s": t_total,
               "warnings": [str(w.message)[:200] for w in caught]}
@@ -95,7 +97,7 @@ def part_fit4(ds, args) -> dict:
     from bayesmeta.classical.ordinal import fit_wlsmv
     from bayesmeta.classical.polychoric import polychoric
 
-    spec, data_, _ = oc.setup(FOUR, ds)
+    spec, data_, _ = setup(FOUR, ds)
     fit_wlsmv(spec, polychoric(data_.frame, acov=True))
     t_classical = time.perf_counter() - t0
     fit, timing = run_fit(FOUR, ds, chains=args.chains, tune=args.tune, draws=args.draws,
@@ -110,7 +112,8 @@ def part_fit4(ds, args) -> dict:
     dev = {}
     for op, label in (("=~", "loadings"), ("|", "thresholds"), ("~~", "correlations")):
         rows = main[main.index.get_level_values("op") == op]
-        d = [(abs(r["mean"] - ref[k]), k) for k, r in rows.iterrows() if k in ref]
+        d = [(abs(r["mean"] - ref[k[1:]]), k[1:]) for k, r in rows.iterrows()
+             if k[1:] in ref]
         worst = max(d)
         dev[label] = {"max_abs_dev": worst[0], "where": " ".join(worst[1])}
     min_ess = float(main["ess_bulk"].min())
@@ -123,7 +126,7 @@ def part_fit4(ds, args) -> dict:
         "mass_matrix": args.mass_matrix,
         "max_rhat": float(main["r_hat"].max()),
         "min_ess_bulk": min_ess, "min_ess_tail": float(main["ess_tail"].min()),
-        "worst_ess": " ".join(main["ess_bulk"].idxmin()),
+        "worst_ess": " ".join(main["ess_bulk"].idxmin()[1:]),
         "divergences": int(stats["diverging"].sum()),
         "mean_leapfrog_steps": float(stats["n_steps"].mean()) if "n_steps" in stats else None,
         "mean_step_size": float(stats["step_size"].mean()) if "step_size" in stats else None,
@@ -159,7 +162,7 @@ def part_compare(ds, args) -> dict:
     cmp = bm.compare(fits)
     print(cmp)
     four = fits["four factors"].summary()
-    cr = four.loc[("coh", "~~", "rel")]
+    cr = four.loc[("factor_correlation", "coh", "~~", "rel")]
     if args.out:
         cmp.summary().to_csv(Path(args.out) / "summeval_loo_compare.csv")
     return {"loo": cmp.summary().reset_index().to_dict("records"),

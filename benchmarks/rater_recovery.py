@@ -22,8 +22,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from bayesmeta.convergence import ConvergenceWarning
 from bayesmeta.models.rater import rater_bias
-from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_rater
 
 QUANTITIES = ("threshold", "severity", "marginal_threshold", "loading", "reliability_system",
@@ -52,14 +52,14 @@ def main() -> None:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            res = rater_bias(ds, chains=args.chains, draws=args.draws, tune=args.tune,
-                             ci_prob=args.ci_prob, random_seed=seed,
-                             mass_matrix=args.mass_matrix)
+            res = rater_bias(ds, sampling={"chains": args.chains, "draws": args.draws,
+                                           "tune": args.tune, "mass_matrix": args.mass_matrix},
+                             ci_prob=args.ci_prob, random_seed=seed)
         times.append(time.perf_counter() - t0)
         tab = res.summary()
         rhat.append(float(tab["r_hat"].max()))
         for name in QUANTITIES:
-            sub = tab.xs(name, level="quantity")
+            sub = tab.xs(name, level="estimand")
             for key, true in ds[f"true_{name}"].to_series().items():
                 key = key if isinstance(key, tuple) else (key,)
                 key = {1: ("", key[0], ""), 2: (*key, ""), 3: key}[len(key)]

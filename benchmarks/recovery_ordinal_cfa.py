@@ -43,19 +43,21 @@ PARAMS = ("loading_std", "threshold_std", "factor_corr")
 def refit_intervals(model, design, *, seed: int, tune: int, draws: int) -> tuple:
     """Refit the ``pm.Data`` model (``build_model(..., data_containers=True)``) to
     ``design`` with 2 chains; returns ``(idata, {name: (mean, hdi_low, hdi_high)})`` for
-    :data:`PARAMS`, 94% HDIs (also used by ``skew_recovery_ordinal_cfa.py``)."""
-    import arviz as az
-
+    :data:`PARAMS`, 94% HDIs from :func:`bayesmeta.summaries.summarize` (also used by
+    ``skew_recovery_ordinal_cfa.py``)."""
     from bayesmeta.sampling import sample
+    from bayesmeta.summaries import summarize
 
-    idata = sample(model, data={"obs_row": design.row, "obs_ind": design.ind,
-                                "obs_cat": design.cat},
-                   chains=2, cores=2, tune=tune, draws=draws, random_seed=seed)
+    idata = sample(model, {"chains": 2, "cores": 2, "tune": tune, "draws": draws},
+                   data={"obs_row": design.row, "obs_ind": design.ind, "obs_cat": design.cat},
+                   random_seed=seed)
     post = idata.posterior
-    hdi = az.hdi(post[list(PARAMS)], hdi_prob=0.94)
-    return idata, {n: (post[n].mean(("chain", "draw")).values,
-                       hdi[n].sel(hdi="lower").values, hdi[n].sel(hdi="higher").values)
-                   for n in PARAMS}
+    out = {}
+    for n in PARAMS:
+        s = summarize(post[n], ci_prob=0.94)
+        out[n] = (s["mean"].values, s["interval"].sel(ci_bound="lower").values,
+                  s["interval"].sel(ci_bound="upper").values)
+    return idata, out
 
 
 def _simulate(seed: int, n_systems: int, n_items: int):
@@ -66,16 +68,16 @@ def _simulate(seed: int, n_systems: int, n_items: int):
 
 
 def _worker(job: dict) -> list[dict]:
-    from bayesmeta.models import ordinal_cfa as oc
     from bayesmeta.models._cfa_build import build_model
-    from bayesmeta.sampling import diagnose
+    from bayesmeta.models._cfa_setup import setup
+    from bayesmeta.summaries import diagnose
 
     warnings.simplefilter("ignore")
     rows: list[dict] = []
     model = None
     for seed in job["seeds"]:
         ds = _simulate(seed, job["n_systems"], job["n_items"])
-        _, _, design = oc.setup(SYNTAX, ds)
+        _, _, design = setup(SYNTAX, ds)
         if model is None:
             model = build_model(design, data_containers=True, store_scores=False)
         t0 = time.perf_counter()

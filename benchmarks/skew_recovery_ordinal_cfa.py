@@ -56,8 +56,11 @@ def wlsmv_table(ds) -> pd.Series:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tab = bm.cfa(FOUR, ds, ordered=True, method="wlsmv").summary()
-    keep = tab["op"].isin(["=~", "|"]) | ((tab["op"] == "~~") & (tab["lhs"] != tab["rhs"]))
-    return tab.loc[keep, "classical"].rename(index=lambda s: " ".join(s.split()))
+    keep = tab.index.get_level_values("estimand").isin(
+        ["loading", "threshold", "factor_correlation"])
+    out = tab.loc[keep, "classical"]
+    out.index = pd.Index([" ".join(k[1:]) for k in out.index])
+    return out
 
 
 def simulate(truth: pd.Series, template, seed: int):
@@ -131,8 +134,8 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=500)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    from bayesmeta.models import ordinal_cfa as oc
     from bayesmeta.models._cfa_build import build_model
+    from bayesmeta.models._cfa_setup import setup
 
     real = bm.datasets.summeval()
     truth = wlsmv_table(real)
@@ -151,10 +154,10 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if model is None:
-                    _, _, design = oc.setup(FOUR, ds)
+                    _, _, design = setup(FOUR, ds)
                     model = build_model(design, data_containers=True, store_scores=False)
                 tb = time.perf_counter()
-                est = bayes_estimates(ds, model, lambda x: oc.setup(FOUR, x), seed,
+                est = bayes_estimates(ds, model, lambda x: setup(FOUR, x), seed,
                                       args.tune, args.draws)
             b = pd.DataFrame({"error": est["mean"] - truth[est.index],
                               "covered": (est["low"] <= truth[est.index])

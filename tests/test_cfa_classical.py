@@ -31,6 +31,7 @@ from scipy import optimize, stats
 
 import bayesmeta as bm
 from bayesmeta.classical.polychoric import bvn_cdf, polychoric
+from bayesmeta.summaries import check_table
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -172,7 +173,7 @@ def _collapsed(ds):
 @pytest.fixture(scope="module")
 def four(summeval):
     start = time.perf_counter()
-    res = bm.cfa(M4, summeval)
+    res = bm.cfa(M4, summeval, ci_prob=0.95)  # lavaan's default 95% intervals
     res.elapsed = time.perf_counter() - start
     return res
 
@@ -185,6 +186,12 @@ def r_fits(summeval):
 
 def _label(row) -> str:
     return f"{row.lhs} {row.op} {row.rhs}"
+
+
+def _row(res, label: str) -> pd.Series:
+    """The estimates and details of the parameter ``"lhs op rhs"`` (lavaan's label)."""
+    lhs, op, rhs = label.split(" ")
+    return res.parameters().droplevel("estimand").loc[(lhs, op, rhs)]
 
 
 def _r_rows(name: str):
@@ -200,7 +207,7 @@ def _r_fit(name: str):
 # ---------------------------------------------------------------- shared reference (3 dp)
 @pytest.mark.parametrize(("label", "est_std", "se"), LAVAAN_FOUR)
 def test_four_factor_matches_lavaan_reference(four, label, est_std, se):
-    row = four.summary().loc[label]
+    row = _row(four, label)
     # the reference is rounded to 3 decimals (error <= 5e-4); the fit itself agrees with
     # lavaan to ~1e-6 (see the full-precision tests below), hence 6e-4 (the brief asks 0.01)
     assert row["classical"] == pytest.approx(est_std, abs=6e-4)
@@ -218,7 +225,7 @@ def test_four_factor_is_fast_and_complete(four):
     assert four.elapsed < 5.0
     table = four.summary()
     assert len(table) == len(LAVAAN_FOUR)
-    assert set(table.index) == {label for label, _, _ in LAVAAN_FOUR}
+    assert {" ".join(k[1:]) for k in table.index} == {label for label, _, _ in LAVAAN_FOUR}
     assert four.info["observations"] == 1700 and four.info["converged"]
 
 
@@ -226,7 +233,7 @@ def test_four_factor_is_fast_and_complete(four):
 @pytest.mark.parametrize(("model", "label", "est_std", "se", "est"),
                          [row for name in MODELS_R for row in _r_rows(name)])
 def test_parameters_match_lavaan_full_precision(r_fits, model, label, est_std, se, est):
-    row = r_fits[model].summary().loc[label]
+    row = _row(r_fits[model], label)
     # lavaan's optimizers (nlminb for the polychorics and the DWLS fit) stop at relative
     # changes of ~1e-8..1e-7 of the objective, which leaves estimates ~1e-6 apart: 1e-5
     assert row["classical"] == pytest.approx(est_std, abs=1e-5)
@@ -368,7 +375,7 @@ def test_dataframe_equals_dataset_and_underscore_names(simulated):
     np.testing.assert_allclose(from_df.summary()["classical"].to_numpy(),
                                from_ds.summary()["classical"].to_numpy(), atol=1e-12)
     underscore = bm.cfa(model.replace(".", "_"), simulated)
-    assert "f =~ Rater_1_COH" in underscore.summary().index
+    assert ("loading", "f", "=~", "Rater_1_COH") in underscore.summary().index
     # a just-identified model (one factor, three indicators) fits perfectly
     assert from_ds.fit_measures()["df"] == 0
     assert from_ds.fit_measures()["cfi"] == 1.0 and from_ds.fit_measures()["rmsea"] == 0.0
@@ -385,16 +392,18 @@ def test_ordered_categorical_columns_and_empty_rows():
     res = bm.cfa("f =~ a + b + c", frame)
     assert res.info["observations"] == 395
     assert any("5 case(s) with no rating" in n for n in res.notes)
-    assert res.summary().loc["f =~ b", "classical"] > 0.5
+    assert res.summary().loc[("loading", "f", "=~", "b"), "classical"] > 0.5
 
 
 def test_summary_layout_and_print(four):
     table = four.summary()
-    assert list(table.columns[:7]) == ["lhs", "op", "rhs", "classical", "se", "classical_low",
-                                       "classical_high"]
-    assert {"est", "est_se", "z", "pvalue"} <= set(table.columns)
-    assert table.attrs["ci_kind"].startswith("wald") and table.attrs["ci_prob"] == 0.95
-    row = table.loc["coh ~~ rel"]
+    check_table(table)
+    assert table.index.names == ["estimand", "lhs", "op", "rhs"]
+    assert list(table.columns) == ["classical", "classical_low", "classical_high"]
+    assert list(four.details().columns) == ["se", "z", "pvalue", "est", "est_se", "free"]
+    assert table.attrs["classical_ci_kind"] == "Wald (robust SE)"
+    assert table.attrs["classical_ci_prob"] == 0.95
+    row = _row(four, "coh ~~ rel")
     half = stats.norm.ppf(0.975) * row["se"]
     assert row["classical_low"] == pytest.approx(row["classical"] - half)
     measures = four.fit_measures()
@@ -407,16 +416,60 @@ def test_summary_layout_and_print(four):
                  "Expert.1.COH|t1", ".Expert.3.REL", "Comparative Fit Index (CFI)"):
         assert part in text
     # computing and printing are separate: the table is never rounded
-    assert table.loc["coh =~ Expert.1.COH", "classical"] != round(
-        table.loc["coh =~ Expert.1.COH", "classical"], 3)
+    key = ("loading", "coh", "=~", "Expert.1.COH")
+    assert table.loc[key, "classical"] != round(table.loc[key, "classical"], 3)
 
 
 def test_save_load_round_trip(four, tmp_path):
     back = bm.load(four.save(tmp_path / "cfa.nc"))
     assert type(back) is type(four)
     pd.testing.assert_frame_equal(back.summary(), four.summary())
+    pd.testing.assert_frame_equal(back.details(), four.details())
+    check_table(back.summary())
+    assert back.provenance == four.provenance and "random_seed" not in back.provenance
     pd.testing.assert_series_equal(back.fit_measures(), four.fit_measures())
     assert back.spec.factors == ("coh", "con", "flu", "rel")
     assert str(back) == str(four)
     np.testing.assert_array_equal(back.extra["polychoric"].values,
                                   four.extra["polychoric"].values)
+
+
+def test_estimands_name_every_row(r_fits):
+    table = r_fits["constrained"].summary()
+    est = dict(zip((" ".join(k[1:]) for k in table.index),
+                   table.index.get_level_values("estimand"), strict=True))
+    assert est["coh =~ Expert_1_COH"] == "loading"
+    assert est["Expert_1_COH | t1"] == "threshold"
+    assert est["coh ~~ con"] == "factor_correlation"
+    assert est["Expert_1_COH ~~ Expert_1_REL"] == "covariance"  # a residual covariance
+    assert est["Expert_1_COH ~~ Expert_1_COH"] == "residual_variance"
+    assert est["coh ~~ coh"] == "variance"
+    details = r_fits["constrained"].details()
+    assert not details.loc[("factor_correlation", "coh", "~~", "con"), "free"]  # 0*con
+    assert details.loc[("factor_correlation", "coh", "~~", "rel"), "free"]
+
+
+def test_ci_prob_sets_the_wald_interval_default_94(simulated):
+    model = "f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH"
+    res = bm.cfa(model, simulated)
+    tab = res.summary()
+    assert tab.attrs["classical_ci_prob"] == pytest.approx(0.94)
+    row = res.parameters().loc[("loading", "f", "=~", "Rater.2.COH")]
+    # closed form: est.std +- Phi^-1(0.97) se
+    assert row["classical_high"] == pytest.approx(row["classical"]
+                                                  + stats.norm.ppf(0.97) * row["se"],
+                                                  rel=1e-12)
+    assert any("94% Wald intervals" in n for n in res.notes)
+    with pytest.raises(ValueError, match="ci_prob"):
+        bm.cfa(model, simulated, ci_prob=95)
+    with pytest.raises(TypeError, match="method='bayes' only"):
+        bm.cfa(model, simulated, sampling="fast")
+
+
+def test_continuous_judgments_are_refused_with_the_reason(simulated):
+    judged = xr.Dataset({"judgment": simulated["rating"].mean("rater")})
+    with pytest.raises(ValueError, match=r"cfa needs ordinal ratings.*continuous human "
+                                         r"judgments.*no raters or rating categories"):
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", judged)
+    with pytest.raises(ValueError, match=r"cfa needs ordinal ratings"):
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", judged, method="bayes")

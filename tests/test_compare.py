@@ -6,9 +6,12 @@ import warnings
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
+from scipy import stats
 
 import bayesmeta as bm
+from bayesmeta.summaries import check_table
 
 az = pytest.importorskip("arviz")
 
@@ -31,11 +34,11 @@ def test_constant_log_likelihood_gives_the_closed_form():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = bm.compare(fits)
-    tab = res.summary() if hasattr(res, "summary") else res
-    assert list(tab.index) == ["a", "b"]
-    assert tab.loc["a", "elpd_loo"] == pytest.approx(a.sum(), abs=1e-8)
-    assert tab.loc["b", "elpd_diff"] == pytest.approx(0.2 * 50, abs=1e-8)
-    assert tab.loc["a", "p_loo"] == pytest.approx(0.0, abs=1e-8)
+    tab, det = res.summary(), res.details()
+    assert list(det.index) == ["a", "b"]
+    assert tab.loc[("elpd_loo", "a"), "classical"] == pytest.approx(a.sum(), abs=1e-8)
+    assert tab.loc[("elpd_diff", "b"), "classical"] == pytest.approx(0.2 * 50, abs=1e-8)
+    assert det.loc["a", "p_loo"] == pytest.approx(0.0, abs=1e-8)
 
 
 def test_pareto_note_counts_the_outputs_at_fault():
@@ -59,3 +62,37 @@ def test_errors_name_the_problem():
         bm.compare({"a": _fit(np.zeros((1, 10, 5))), "b": _fit(np.zeros((1, 10, 6)))})
     with pytest.raises(TypeError, match="neither a loo"):
         bm.compare({"a": object(), "b": object()})
+
+
+def test_table_shape_normal_intervals_and_round_trip(tmp_path):
+    """Rows (elpd_loo, model) and (elpd_diff, model); the interval is estimate +- z * se
+    (or dse) with z = Phi^-1((1 + ci_prob) / 2), a closed form of ArviZ's own columns."""
+    rng = np.random.default_rng(3)
+    fits = {"x": _fit(rng.normal(-1.0, 0.1, (2, 200, 30))),
+            "y": _fit(rng.normal(-1.3, 0.1, (2, 200, 30)))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = bm.compare(fits)
+        res95 = bm.compare(fits, ci_prob=0.95)
+    tab, det = res.summary(), res.details()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "model"]
+    assert list(tab.index) == [("elpd_loo", "x"), ("elpd_loo", "y"), ("elpd_diff", "x"),
+                               ("elpd_diff", "y")]
+    assert list(tab.columns) == ["classical", "classical_low", "classical_high"]
+    assert tab.attrs["classical_ci_kind"].startswith("normal")
+    assert tab.attrs["classical_ci_prob"] == pytest.approx(0.94)
+    for est, sd, key in (("elpd_loo", "se", "y"), ("elpd_diff", "dse", "y")):
+        row = tab.loc[(est, key)]
+        half = stats.norm.ppf(0.97) * det.loc[key, sd]
+        assert row["classical"] == pytest.approx(det.loc[key, est], rel=1e-12)
+        assert row["classical_low"] == pytest.approx(row["classical"] - half, rel=1e-12)
+        assert row["classical_high"] == pytest.approx(row["classical"] + half, rel=1e-12)
+    half95 = stats.norm.ppf(0.975) * det.loc["y", "se"]
+    assert res95.summary().loc[("elpd_loo", "y"), "classical_high"] == pytest.approx(
+        det.loc["y", "elpd_loo"] + half95, rel=1e-12)
+    assert tab.loc[("elpd_diff", "x"), "classical"] == 0.0  # the best model
+    back = bm.load(res.save(tmp_path / "cmp.nc"))
+    pd.testing.assert_frame_equal(back.summary(), tab)
+    pd.testing.assert_frame_equal(back.details(), det)
+    assert str(back) == str(res)

@@ -147,7 +147,7 @@ def test_conditional_factor_scores_match_simulation():
     import arviz as az
 
     from bayesmeta.models._cfa_build import design_from_wide
-    from bayesmeta.models.ordinal_cfa import _draw_factor_scores
+    from bayesmeta.models._cfa_derived import draw_factor_scores
 
     F, fo = 2, np.array([0, 0, 0, 1, 1, 1])
     lstd = np.array([0.9, 0.8, 0.7, 0.95, 0.6, 0.85])
@@ -169,7 +169,7 @@ def test_conditional_factor_scores_match_simulation():
             "factor_corr": np.broadcast_to(psi, (1, S, F, F)).copy(),
             "factor_score_mean": np.zeros((1, S, 5, F))}
     idata = az.from_dict(posterior=post, dims={"factor_score_mean": ["output", "trait"]})
-    _draw_factor_scores(idata, design, seed=1)
+    draw_factor_scores(idata, design, seed=1)
     draws = idata.posterior["factor_score"].values.reshape(-1, F)
     np.testing.assert_allclose(np.cov(draws.T), resid_cov, atol=0.01)
     L = np.linalg.cholesky(sigma)

@@ -17,7 +17,10 @@ from scipy import special, stats
 
 import bayesmeta as bm
 from bayesmeta.models import _cfa_build as cb
+from bayesmeta.models import _cfa_derived as cd
+from bayesmeta.models import _cfa_setup as cs
 from bayesmeta.models import ordinal_cfa as oc
+from bayesmeta.summaries import check_table
 from bayesmeta.syntax import parse_model
 
 TRAITS = ("COH", "CON", "FLU", "REL")
@@ -29,9 +32,9 @@ def _small(seed: int = 3, n_systems: int = 4, n_items: int = 10) -> xr.Dataset:
     return bm.datasets.simulated(random_seed=seed, n_systems=n_systems, n_items=n_items)
 
 
-def _design(ds: xr.Dataset) -> tuple[cb.Design, oc._Data]:
+def _design(ds: xr.Dataset) -> tuple[cb.Design, cs._Data]:
     spec = parse_model(SYNTAX4)
-    data = oc._prepare(spec, ds)
+    data = cs._prepare(spec, ds)
     d = cb.design_from_wide(data.values, factors=spec.factors, indicators=spec.observed,
                             factor_of=np.repeat(np.arange(4), 3), scale=data.scale)
     return d, data
@@ -158,8 +161,8 @@ def test_unsupported_syntax_names_the_culprit():
 
 def test_blocks_from_zero_correlations():
     spec = parse_model(SYNTAX4 + "\ncoh ~~ 0*con\ncoh ~~ 0*flu\nrel ~~ 0*con\nrel ~~ 0*flu")
-    assert oc._blocks(spec) == ((0, 3), (1, 2))
-    assert oc._blocks(parse_model(SYNTAX4)) == ((0, 1, 2, 3),)
+    assert cs._blocks(spec) == ((0, 3), (1, 2))
+    assert cs._blocks(parse_model(SYNTAX4)) == ((0, 1, 2, 3),)
 
 
 def test_empty_category_warns_before_sampling():
@@ -168,7 +171,7 @@ def test_empty_category_warns_before_sampling():
     sel = dict(rater="Rater.2", trait="COH")
     r.loc[sel] = np.maximum(r.loc[sel], 2.0)  # rater 2 never uses category 1 on COH
     d, _ = _design(ds.assign(rating=r))
-    msgs = oc._identification_warnings_pre(d, parse_model(SYNTAX4))
+    msgs = cs.identification_warnings_pre(d, parse_model(SYNTAX4))
     assert any("'Rater.2.COH' never uses category 1" in m and "1->2" in m for m in msgs)
 
 
@@ -183,7 +186,8 @@ def _fake_sampler(ds: xr.Dataset, draws: int = 60, chains: int = 2):
     R = ds["true_trait_corr"].values
     q = ds["true_quality"].stack(output=("system", "item")).transpose("output", "trait").values
 
-    def fake(model, *, fast, random_seed, **kwargs):
+    def fake(model, *, options, random_seed, **kwargs):
+        fast = options.fast
         sh = (chains, draws)
         eps = rng.normal(0, 0.02, (*sh, 4, 4))
         corr = np.broadcast_to(R, (*sh, 4, 4)) + (eps + np.swapaxes(eps, -1, -2)) / 2
@@ -226,19 +230,28 @@ def fake_fit():
 def test_pipeline_table_is_lavaan_format_with_classical_beside_posterior(fake_fit):
     fit, _ = fake_fit
     tab = fit.summary()
-    assert list(tab.index.names) == ["lhs", "op", "rhs"]
-    assert list(tab.columns[:3]) == ["classical", "classical_low", "classical_high"]
-    assert ("coh", "=~", "Rater.1.COH") in tab.index
-    assert ("coh", "~~", "rel") in tab.index
-    assert ("Rater.3.REL", "|", "t4") in tab.index
-    assert ("Rater.1.CON", "~~", "Rater.1.CON") in tab.index
+    check_table(tab)
+    assert list(tab.index.names) == ["estimand", "lhs", "op", "rhs"]
+    assert list(tab.columns) == ["classical", "classical_low", "classical_high", "mean", "sd",
+                                 "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail"]
+    assert list(fit.details().columns) == ["se", "z", "pvalue", "est", "est_se", "free"]
+    assert ("loading", "coh", "=~", "Rater.1.COH") in tab.index
+    assert ("factor_correlation", "coh", "~~", "rel") in tab.index
+    assert ("threshold", "Rater.3.REL", "|", "t4") in tab.index
+    assert ("residual_variance", "Rater.1.CON", "~~", "Rater.1.CON") in tab.index
     assert len(tab) == 12 + 6 + 48 + 12
+    assert tab.attrs["classical_ci_kind"] == "Wald (robust SE)"
+    assert tab.attrs["classical_ci_prob"] == tab.attrs["ci_prob"] == pytest.approx(0.94)
+    # the Wald interval follows ci_prob: est.std +- Phi^-1(0.97) se (closed form)
+    par = fit.parameters()
+    np.testing.assert_allclose(par["classical_high"] - par["classical"],
+                               stats.norm.ppf(0.97) * par["se"], rtol=1e-12)
     assert tab["classical"].notna().all()
     assert (tab["hdi_low"] <= tab["mean"]).all() and (tab["mean"] <= tab["hdi_high"]).all()
     text = str(fit)
     assert "Latent variables" in text and "Thresholds" in text and "Fit" in text
     theta = fit.parameters("theta")
-    lam = theta.loc[("coh", "=~", "Rater.1.COH"), "mean"]
+    lam = theta.loc[("loading", "coh", "=~", "Rater.1.COH"), "mean"]
     lstd = fit.posterior["loading_std"].sel(indicator="Rater.1.COH")
     assert lam == pytest.approx(float((lstd / np.sqrt(1 - lstd**2)).mean()))
 
@@ -269,6 +282,11 @@ def test_pipeline_save_load_roundtrip(fake_fit, tmp_path):
     path = fit.save(tmp_path / "cfa.nc")
     back = bm.load(path)
     pd.testing.assert_frame_equal(back.summary(), fit.summary())
+    pd.testing.assert_frame_equal(back.details(), fit.details())
+    pd.testing.assert_frame_equal(back.parameters("theta"), fit.parameters("theta"))
+    check_table(back.summary())
+    assert back.provenance == fit.provenance and back.provenance["random_seed"] == 3
+    assert str(back) == str(fit)
     assert back.factor_scores().dims == ("system", "item", "trait", "chain", "draw")
     pd.testing.assert_frame_equal(back.fit_measures(), fit.fit_measures())
 
@@ -307,7 +325,7 @@ def test_marginal_likelihood_matches_quadrature():
         "threshold_std": np.broadcast_to(tau, (1, 40, J, 4)).copy(),
         "factor_corr": np.ones((1, 40, 1, 1)),
         "factor_score": scores})
-    ll = oc.marginal_log_likelihood(idata, d, n_draws=5, n_is=20000, random_seed=0)
+    ll = cd.marginal_log_likelihood(idata, d, n_draws=5, n_is=20000, random_seed=0)
     # importance sampling is unbiased but noisy: the largest error over 30 outputs was
     # 0.0245 / 0.0074 / 0.0027 with 2e3 / 2e4 / 1e5 draws (1/sqrt(M)); 0.02 at 2e4
     np.testing.assert_allclose(ll.values[0, 0], ref, atol=0.02)
@@ -319,7 +337,7 @@ def test_small_seeded_fit_recovers_loadings():
     ds = bm.datasets.simulated(random_seed=11, n_systems=10, n_items=40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = oc.ordinal_cfa(SYNTAX4, ds, fast=True, random_seed=1, n_ppc=0)
+        fit = oc.ordinal_cfa(SYNTAX4, ds, sampling="fast", random_seed=1, n_ppc=0)
     tab = fit.summary()
     true = ds["true_loading"].transpose("trait", "rater").values.ravel()
     est = tab.loc[tab.index.get_level_values("op") == "=~", "mean"].values
@@ -339,7 +357,8 @@ def test_summeval_four_factor_against_lavaan(summeval):
               0.644]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = oc.ordinal_cfa(syntax, summeval, chains=2, tune=400, draws=1000,
+        fit = oc.ordinal_cfa(syntax, summeval, sampling={"chains": 2, "tune": 400,
+                                                         "draws": 1000},
                              random_seed=2024, n_ppc=50)
     tab = fit.summary()
     load = tab[tab.index.get_level_values("op") == "=~"]
@@ -371,7 +390,7 @@ def test_robustness_fits_and_warns():
     ds = robustness_data()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = oc.ordinal_cfa(SYNTAX4, ds, fast=True, random_seed=4, n_ppc=0)
+        fit = oc.ordinal_cfa(SYNTAX4, ds, sampling="fast", random_seed=4, n_ppc=0)
     msgs = [str(w.message) for w in caught if issubclass(w.category, oc.IdentificationWarning)]
     assert any("'Rater.2.COH' never uses category 1" in m for m in msgs)
     assert any("Rater.3.CON" in m and "boundary" in m for m in msgs)
@@ -389,3 +408,37 @@ def test_bm_cfa_dispatches_bayes(monkeypatch):
     monkeypatch.setattr(oc, "ordinal_cfa", stub)
     assert bm.cfa(SYNTAX4, _small(), method="bayes") == "fit"
     assert seen["syntax"] == SYNTAX4
+
+
+def test_sampler_options_legacy_keywords_and_drawn_seed(monkeypatch):
+    """What reaches the sampler: this model's defaults, fast caps, the deprecated keywords
+    folded in with a FutureWarning, a drawn seed (the pipeline stops at the sampler)."""
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake(model, **kwargs):
+        seen.append(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(oc, "_sample", fake)
+    monkeypatch.setattr(oc, "model_for", lambda design, **kw: object())  # no PyMC build
+    ds = _small()
+    with pytest.raises(Stop):
+        bm.cfa(SYNTAX4, ds, method="bayes")
+    o = seen[-1]["options"]
+    assert (o.chains, o.tune, o.draws, o.fast) == (4, 400, 500, False)
+    assert isinstance(seen[-1]["random_seed"], int)
+    assert seen[-1]["attrs"]["data_hash"] == bm.results.data_hash(ds)
+    with pytest.raises(Stop):
+        bm.cfa(SYNTAX4, ds, method="bayes", sampling="fast", random_seed=9, progress=False)
+    o = seen[-1]["options"]
+    assert (o.chains, o.tune, o.draws, o.fast) == (2, 300, 300, True)
+    assert seen[-1]["random_seed"] == 9 and seen[-1]["progress"] is False
+    with pytest.warns(FutureWarning, match=r"cfa\(chains=2.*sampling="), pytest.raises(Stop):
+        bm.cfa(SYNTAX4, ds, method="bayes", chains=2, draws=50)
+    assert (seen[-1]["options"].chains, seen[-1]["options"].draws) == (2, 50)
+    with pytest.raises(TypeError, match="cfa"):
+        bm.cfa(SYNTAX4, ds, method="bayes", drawz=5)

@@ -12,6 +12,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,9 +21,11 @@ import xarray as xr
 from scipy import special
 
 import bayesmeta as bm
+from bayesmeta.classical.rater import classical_counterparts
 from bayesmeta.models import rater as rm
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_rater
+from bayesmeta.summaries import check_table
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +46,7 @@ def test_design_is_long_form_without_missing(small):
 
 
 def test_design_errors_name_the_culprit(small):
-    with pytest.raises(ValueError, match=r"unknown trait.*'XYZ'"):
+    with pytest.raises(ValueError, match=r"'XYZ' is not a label of dim 'trait'"):
         rm.rater_design(small, traits=["XYZ"])
     with pytest.raises(ValueError, match="at least 2 raters"):
         rm.rater_design(small, raters=["Rater.1"])
@@ -73,7 +77,7 @@ def test_model_builds_with_named_dims_and_finite_logp(small):
 
 def test_classical_counterparts_by_hand(small):
     d = rm.rater_design(small)
-    cl = rm.classical_counterparts(d)
+    cl = classical_counterparts(d.labelled(), scale_min=1, n_categories=5)
     y = small["rating"].sel(rater="Rater.2", trait="CON").values.ravel()
     y = y[~np.isnan(y)]
     expected = special.ndtri(np.array([(y <= k).mean() for k in range(1, 5)]))
@@ -90,7 +94,8 @@ def test_classical_counterparts_by_hand(small):
     ss_c = n * ((x.mean(0) - g) ** 2).sum()
     ms_e = (((x - g) ** 2).sum() - ms_r * (n - 1) - ss_c) / ((n - 1) * (k - 1))
     icc3k = (ms_r - ms_e) / ms_r
-    got = rm.classical_counterparts(rm.rater_design(full))["icc_output"].sel(trait="COH")
+    got = classical_counterparts(rm.rater_design(full).labelled(), scale_min=1,
+                                 n_categories=5)["icc_output"].sel(trait="COH")
     np.testing.assert_allclose(float(got), icc3k, rtol=1e-10)
 
 
@@ -203,18 +208,21 @@ def mocked(small):
 def test_pipeline_table_shape(mocked):
     res, calls = mocked
     assert [c["random_seed"] for c in calls] == [5, 6]  # one fit per trait, seeds in order
-    tab = res.summary()
-    assert tab.index.names == ["quantity", "rater", "trait", "cut"]
+    tab, det = res.summary(), res.details()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "rater", "trait", "cut"]
     assert list(tab.columns) == ["classical", "mean", "sd", "hdi_low", "hdi_high", "r_hat",
-                                 "ess_bulk", "ess_tail", "p_harsher"]
-    q = tab.index.get_level_values("quantity")
+                                 "ess_bulk", "ess_tail"]
+    assert list(det.columns) == ["p_harsher"] and det.index.equals(tab.index)
+    q = tab.index.get_level_values("estimand")
     assert (q == "threshold").sum() == 3 * 2 * 4
     assert (q == "severity").sum() == 3 * 2
-    assert tab.loc[("threshold", "Rater.1", "CON", "4->5"), "p_harsher"] <= 1
+    assert det.loc[("threshold", "Rater.1", "CON", "4->5"), "p_harsher"] <= 1
     assert tab.loc[q == "marginal_threshold", "classical"].notna().any()
     assert tab.loc[q == "reliability_system", "classical"].notna().all()
-    assert tab.loc[q == "panel_threshold", "p_harsher"].isna().all()
-    assert tab.attrs["ci_prob"] == 0.94
+    assert det.loc[q == "panel_threshold", "p_harsher"].isna().all()
+    assert tab.attrs["ci_prob"] == 0.94 and tab.attrs["ci_kind"] == "hdi"
+    assert res.provenance["random_seed"] == 5
     post = res.posterior
     assert post["threshold"].dims == ("chain", "draw", "rater", "trait", "cut")
     assert "quality" not in post
@@ -223,7 +231,7 @@ def test_pipeline_table_shape(mocked):
 
 def test_p_harsher_and_p_lenient(mocked):
     res, _ = mocked
-    tab = res.summary()
+    tab = res.details()
     p = res.p_harsher("Rater.2", trait="COH", cut="2->3")
     assert p == pytest.approx(tab.loc[("threshold", "Rater.2", "COH", "2->3"), "p_harsher"])
     assert res.p_harsher("Rater.2", trait="COH") == pytest.approx(
@@ -247,6 +255,9 @@ def test_print_save_load_plot(mocked, tmp_path):
     back = bm.load(res.save(tmp_path / "rater.nc"))
     assert type(back) is rm.RaterBiasResult
     pd.testing.assert_frame_equal(back.summary(), res.summary())
+    pd.testing.assert_frame_equal(back.details(), res.details())
+    check_table(back.summary())
+    assert back.provenance == res.provenance
     assert str(back) == text
     xr.testing.assert_allclose(back.posterior["threshold"], res.posterior["threshold"])
     assert back.p_lenient("Rater.3", ["Rater.1", "Rater.2"], trait="COH", cut="4->5") == \
@@ -270,12 +281,62 @@ def test_one_model_for_all_traits_gives_the_same_table_shape(small, mocked):
     assert "one fit per trait" not in res.info["sampler"]
 
 
+def _run_mocked(data, **kwargs):
+    """rater_bias on a mocked sampler; returns the result and the sampler calls."""
+    design = rm.rater_design(data, traits=kwargs.get("traits"))
+    calls = []
+
+    def fake(model, **kw):
+        calls.append(kw)
+        return _fake_idata(design if not kwargs.get("by_trait", True) else
+                           design.subset(design.traits[len(calls) - 1]), seed=len(calls))
+
+    original = rm._sample
+    rm._sample = fake
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = rm.rater_bias(data, **kwargs)
+    finally:
+        rm._sample = original
+    return res, calls
+
+
+def test_sampler_options_legacy_keywords_and_drawn_seed(small):
+    res, calls = _run_mocked(small, traits=["COH"], sampling={"draws": 123, "chains": 3})
+    opts = calls[0]["options"]
+    assert (opts.draws, opts.chains, opts.tune, opts.sampler) == (123, 3, 1000, "nutpie")
+    # no seed given: one is drawn, used and recorded, so the fit can be repeated
+    seed = res.provenance["random_seed"]
+    assert isinstance(seed, int) and calls[0]["random_seed"] == seed
+    assert res.provenance["data_hash"] == bm.results.data_hash(small)
+    _, calls = _run_mocked(small, traits=["COH"], sampling="fast", random_seed=2)
+    assert calls[0]["options"].fast and calls[0]["options"].draws == 300
+    with pytest.warns(FutureWarning, match=r"sampling="):
+        _, calls = _run_mocked(small, traits=["COH"], draws=40, tune=30, random_seed=2)
+    assert (calls[0]["options"].draws, calls[0]["options"].tune) == (40, 30)
+    with pytest.raises(TypeError, match="rater_bias"):
+        rm.rater_bias(small, drawz=10)
+
+
+def test_continuous_judgments_are_refused_with_the_reason(small):
+    judged = xr.Dataset({"judgment": small["rating"].mean("rater")})
+    with pytest.raises(ValueError, match=r"rater_bias needs ordinal ratings.*continuous "
+                                         r"human judgments.*no raters or rating categories"):
+        bm.rater_bias(judged)
+    mixed = small.assign(rating=small["rating"].where(small["trait"] == "COH"),
+                         judgment=small["rating"].mean("rater").where(small["trait"] == "CON"))
+    with pytest.raises(ValueError, match=r"trait 'CON' is a continuous judgment"):
+        bm.rater_bias(mixed, traits=["CON"])
+
+
 # ----------------------------------------------------------------------------- slow tier
 @pytest.mark.slow
 def test_small_seeded_fit_recovers_severity():
     ds = simulate_rater(11, n_systems=8, n_items=30, traits=("COH",), sd_severity=0.6)
-    res = rm.rater_bias(ds, chains=2, draws=400, tune=400, random_seed=3)
-    again = rm.rater_bias(ds, chains=2, draws=400, tune=400, random_seed=3)
+    opts = {"chains": 2, "draws": 400, "tune": 400}
+    res = rm.rater_bias(ds, sampling=opts, random_seed=3)
+    again = rm.rater_bias(ds, sampling=opts, random_seed=3)
     pd.testing.assert_frame_equal(res.summary(), again.summary())  # seeded: identical
     tab = res.summary()
     truth = ds["true_severity"].sel(trait="COH")
@@ -290,7 +351,7 @@ def test_empty_category_gets_a_finite_threshold():
     y = ds["rating"].values.copy()
     y[:, :, 0, :] = np.where(y[:, :, 0, :] == 1, 2, y[:, :, 0, :])  # rater 1 never says 1
     ds["rating"] = ds["rating"].copy(data=y)
-    res = rm.rater_bias(ds, chains=2, draws=400, tune=400, random_seed=4)
+    res = rm.rater_bias(ds, sampling={"chains": 2, "draws": 400, "tune": 400}, random_seed=4)
     row = res.summary().loc[("threshold", "Rater.1", "COH", "1->2")]
     assert np.isfinite(row["mean"]) and row["hdi_high"] < row["mean"] + 5
     assert np.isnan(res.summary().loc[("marginal_threshold", "Rater.1", "COH", "1->2"),
@@ -308,10 +369,11 @@ def test_parameter_recovery_coverage():
     hits, total = 0, 0
     for seed in (21, 22):
         ds = simulate_rater(seed, n_systems=10, n_items=40, traits=("COH", "CON"))
-        tab = rm.rater_bias(ds, chains=2, draws=500, tune=500, random_seed=seed).summary()
+        tab = rm.rater_bias(ds, sampling={"chains": 2, "draws": 500, "tune": 500},
+                            random_seed=seed).summary()
         for name in ("threshold", "severity"):
             truth = ds[f"true_{name}"].to_series()
-            sub = tab.xs(name, level="quantity")
+            sub = tab.xs(name, level="estimand")
             for key, value in truth.items():
                 key = key if isinstance(key, tuple) else (key,)
                 key = key + ("",) * (3 - len(key))
@@ -330,14 +392,15 @@ def test_summeval_rater_findings_of_metriceval_a4(summeval):
     and Relevance". lavaan thresholds t4 (reference/lavaan_summeval_four_factor.txt):
     CON -1.067 / -1.099 / -1.233, COH 0.309 / 0.417 / 1.367, REL 0.448 / 0.215 / 1.265.
     """
-    res = rm.rater_bias(summeval, chains=2, draws=600, tune=600, random_seed=20231)
+    res = rm.rater_bias(summeval, sampling={"chains": 2, "draws": 600, "tune": 600},
+                        random_seed=20231)
     others = ["Expert.1", "Expert.2"]
     assert res.p_lenient("Expert.3", others, trait="CON", cut="4->5") > 0.95
     assert res.p_harsher("Expert.3", others, trait="COH", cut="4->5") > 0.99
     assert res.p_harsher("Expert.3", others, trait="REL", cut="4->5") > 0.99
     tab = res.summary()
     # the model-implied marginal thresholds sit near the classical (lavaan) ones
-    marg = tab.xs("marginal_threshold", level="quantity")
+    marg = tab.xs("marginal_threshold", level="estimand")
     for key in [("Expert.3", "COH", "4->5"), ("Expert.3", "REL", "4->5")]:
         assert abs(marg.loc[key, "mean"] - marg.loc[key, "classical"]) < 0.15
 

@@ -435,3 +435,62 @@ def _parameter_table(spec: ModelSpec, variables: list[str], sample: PolychoricFi
                           np.nan)
     table["pvalue"] = 2 * stats.norm.sf(np.abs(table["z"]))
     return table
+
+
+#: Estimands of the rows of a CFA parameter table (index level ``estimand``).
+ESTIMANDS = ("loading", "threshold", "factor_correlation", "residual_variance", "variance",
+             "covariance")
+
+
+def estimand(lhs: str, op: str, rhs: str, factors: tuple[str, ...] | list[str]) -> str:
+    """The estimand of one lavaan parameter row: ``"loading"`` (``=~``), ``"threshold"``
+    (``|``), ``"factor_correlation"`` (``~~`` between two factors), ``"variance"`` (``~~``
+    of a factor with itself), ``"residual_variance"`` (``~~`` of an indicator with itself),
+    ``"covariance"`` (any other ``~~``, e.g. a residual covariance).
+
+    Examples
+    --------
+    >>> from bayesmeta.classical.ordinal import estimand
+    >>> estimand("coh", "~~", "rel", ["coh", "rel"]), estimand("x1", "~~", "x1", ["coh"])
+    ('factor_correlation', 'residual_variance')
+    """
+    if op == "=~":
+        return "loading"
+    if op == "|":
+        return "threshold"
+    if op != "~~":
+        raise ValueError(f"unknown lavaan operator {op!r} in '{lhs} {op} {rhs}'.")
+    if lhs == rhs:
+        return "variance" if lhs in factors else "residual_variance"
+    if lhs in factors and rhs in factors:
+        return "factor_correlation"
+    return "covariance"
+
+
+def parameter_table(fit: OrdinalCFAFit, factors: tuple[str, ...] | list[str], *,
+                    ci_prob: float) -> pd.DataFrame:
+    r"""The parameters of a WLSMV fit in bayesmeta's table shape.
+
+    Index ``(estimand, lhs, op, rhs)`` (:func:`estimand`), in lavaan's row order; columns
+    ``classical`` (lavaan's ``est.std``, std.all), ``classical_low`` / ``classical_high``
+    (the Wald interval :math:`\hat\theta \pm z_{(1+p)/2}\,\mathrm{se}`, lavaan's
+    ``standardizedSolution(fit, level = p)``), then ``se``, ``z``, ``pvalue``, ``est``,
+    ``est_se`` and ``free``, which a :class:`~bayesmeta.results.Result` moves to
+    ``details()``.
+    """
+    t = fit.table
+    z = stats.norm.ppf(0.5 + ci_prob / 2)
+    index = pd.MultiIndex.from_arrays(
+        [[estimand(a, o, b, factors) for a, o, b in zip(t["lhs"], t["op"], t["rhs"],
+                                                        strict=True)],
+         t["lhs"].astype(str), t["op"].astype(str), t["rhs"].astype(str)],
+        names=["estimand", "lhs", "op", "rhs"])
+    out = pd.DataFrame({
+        "classical": t["std"].to_numpy(),
+        "classical_low": (t["std"] - z * t["se"]).to_numpy(),
+        "classical_high": (t["std"] + z * t["se"]).to_numpy(),
+        "se": t["se"].to_numpy(), "z": t["z"].to_numpy(), "pvalue": t["pvalue"].to_numpy(),
+        "est": t["est"].to_numpy(), "est_se": t["est_se"].to_numpy(),
+        "free": t["free"].to_numpy(dtype=bool),
+    }, index=index)
+    return out

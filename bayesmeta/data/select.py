@@ -435,14 +435,17 @@ def ratings_wide(
 ) -> pd.DataFrame:
     """Ordinal ratings as a cases x variables table: one row per (system, item) (index
     levels ``system``, ``item``), one column per rater x trait labelled
-    ``"<rater>.<trait>"``."""
+    ``"<rater>.<trait>"``; the frame's ``attrs`` carry the declared ``scale_min`` and
+    ``scale_max`` of the ratings (where the dataset declares them)."""
     rating = ordinal_ratings(ds, traits=traits, raters=raters, analysis=analysis)
     S, I, R, T = rating.shape
     values = rating.values.reshape(S * I, R * T)
     labels = [rating_label(r, t) for r in rating["rater"].values for t in rating["trait"].values]
     index = pd.MultiIndex.from_product([rating["system"].values, rating["item"].values],
                                        names=["system", "item"])
-    return pd.DataFrame(values, index=index, columns=labels)
+    out = pd.DataFrame(values, index=index, columns=labels)
+    out.attrs = {k: rating.attrs[k] for k in ("scale_min", "scale_max") if k in rating.attrs}
+    return out
 
 
 def describe(ds: xr.Dataset) -> str:

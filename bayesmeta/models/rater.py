@@ -30,7 +30,10 @@ of true output quality, :math:`\tau^{*}_{rtk} = (\tau_{trk} - \mu_t)/\sigma^\the
 an output :math:`\tau^*` SDs of quality above the mean output). See ``models/rater.md`` for
 the priors, the derived quantities and the validation.
 
-PyMC is imported inside the functions that need it.
+The build steps live in :mod:`bayesmeta.models._rater_build`, the derived quantities in
+:mod:`bayesmeta.models._rater_derived`, their classical twins in
+:mod:`bayesmeta.classical.rater`; this module fits the model and reports. PyMC is
+imported inside the functions that need it.
 
 References
 ----------
@@ -44,361 +47,33 @@ Brennan, R. L. (2001). *Generalizability theory*. Springer (the relative G coeff
 from __future__ import annotations
 
 import time
-import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import special
 
-from bayesmeta.classical.reliability import cronbach_alpha
-from bayesmeta.data.schema import validate
+from bayesmeta.classical.rater import classical_counterparts
+from bayesmeta.models._rater_build import (
+    PRIORS,
+    RaterDesign,
+    build_rater_model,
+    cut_labels,
+    make_design_from_array,
+    rater_design,
+)
+from bayesmeta.models._rater_derived import derived_quantities, pairwise_harsher
+from bayesmeta.options import SamplerOptions, legacy_sampling, resolve_seed
 from bayesmeta.results import Result, data_hash
-
-#: Prior scales (see the model card): latent quality SDs, threshold location,
-#: rater severity SD, log-gap SD, log-discrimination SD.
-PRIORS: dict[str, float] = {
-    "mu_sd": 3.0,
-    "sd_quality": 3.0,
-    "sd_severity": 1.0,
-    "panel_log_gap_sd": 1.0,
-    "sd_log_gap": 0.5,
-    "sd_log_discrimination": 0.5,
-}
+from bayesmeta.summaries import CI_PROB, check_ci_prob, posterior_table
 
 #: Posterior variables reported in the summary, in table order.
 REPORTED = ("severity", "threshold", "panel_threshold", "marginal_threshold", "loading",
             "reliability_system", "icc_output", "share_system", "share_item", "share_output")
 
-_LEVELS = ("quantity", "rater", "trait", "cut")
-
-
-def cut_labels(n_categories: int, scale_min: int = 1) -> list[str]:
-    """Cut-point labels ``"1->2"``, ..., ``"4->5"`` (style.md rule 5)."""
-    return [f"{k}->{k + 1}" for k in range(scale_min, scale_min + n_categories - 1)]
-
-
-# ----------------------------------------------------------------------------- design
-@dataclass(frozen=True)
-class RaterDesign:
-    """Ratings of one dataset in the long form the model needs (missing ones dropped).
-
-    Attributes
-    ----------
-    rating : numpy.ndarray
-        (trait, system, item, rater) ratings, NaN for missing, on ``scale_min..``.
-    systems, items, raters, traits : list of str
-        Labels.
-    n_categories, scale_min : int
-        Number of categories on the declared scale and its lowest value.
-    trait_index, system_index, item_index, rater_index, category : numpy.ndarray
-        One entry per observed rating; ``category`` is 0-based.
-    """
-
-    rating: np.ndarray
-    systems: list[str]
-    items: list[str]
-    raters: list[str]
-    traits: list[str]
-    n_categories: int
-    scale_min: int
-    trait_index: np.ndarray
-    system_index: np.ndarray
-    item_index: np.ndarray
-    rater_index: np.ndarray
-    category: np.ndarray
-
-    @property
-    def cuts(self) -> list[str]:
-        return cut_labels(self.n_categories, self.scale_min)
-
-    @property
-    def n_obs(self) -> int:
-        return int(self.category.size)
-
-    @property
-    def output_index(self) -> np.ndarray:
-        """Flat index of (trait, system, item) into the latent quality."""
-        S, I = len(self.systems), len(self.items)
-        return (self.trait_index * S + self.system_index) * I + self.item_index
-
-    @property
-    def cell_index(self) -> np.ndarray:
-        """Flat index of (trait, rater) of every observed rating."""
-        return self.trait_index * len(self.raters) + self.rater_index
-
-    def subset(self, trait: str) -> RaterDesign:
-        """The design of one trait."""
-        return make_design_from_array(self.rating[[self.traits.index(trait)]], self.systems,
-                                      self.items, self.raters, [trait], self.n_categories,
-                                      self.scale_min)
-
-
-def make_design_from_array(rating: np.ndarray, systems: list[str], items: list[str],
-                           raters: list[str], traits: list[str], n_categories: int,
-                           scale_min: int) -> RaterDesign:
-    """Build a :class:`RaterDesign` from a (trait, system, item, rater) array."""
-    ok = ~np.isnan(rating)
-    t, s, i, r = (a[ok].astype(np.int64) for a in np.indices(rating.shape))
-    cat = (rating[ok] - scale_min).astype(np.int64)
-    return RaterDesign(rating, list(systems), list(items), list(raters), list(traits),
-                       int(n_categories), int(scale_min), t, s, i, r, cat)
-
-
-def rater_design(
-    data: xr.Dataset,
-    *,
-    traits: Sequence[str] | None = None,
-    raters: Sequence[str] | None = None,
-) -> RaterDesign:
-    """Validate ``data`` and put its ratings in the long form of the rater model.
-
-    Raises
-    ------
-    ValueError
-        If ``data`` has no ratings, an unknown trait or rater is asked for, fewer than two
-        raters or fewer than three categories are left.
-    """
-    validate(data, warn_missing=False)
-    if "rating" not in data:
-        raise ValueError("rater_bias needs ratings: data has no 'rating' variable.")
-    rating = data["rating"]
-    for dim, chosen in (("trait", traits), ("rater", raters)):
-        if chosen is None:
-            continue
-        chosen = [chosen] if isinstance(chosen, str) else list(chosen)
-        known = [str(v) for v in rating[dim].values]
-        unknown = [c for c in chosen if c not in known]
-        if unknown:
-            raise ValueError(f"unknown {dim}(s) {', '.join(map(repr, unknown))}; "
-                             f"known: {', '.join(map(repr, known))}.")
-        rating = rating.sel({dim: chosen})
-    if rating.sizes["rater"] < 2:
-        raise ValueError(f"rater_bias needs at least 2 raters in dim 'rater', got "
-                         f"{rating.sizes['rater']}.")
-    lo, hi = int(rating.attrs["scale_min"]), int(rating.attrs["scale_max"])
-    K = hi - lo + 1
-    if K < 3:
-        raise ValueError(f"rater_bias needs a rating scale with at least 3 categories, got "
-                         f"scale_min={lo}, scale_max={hi}.")
-    for t in rating["trait"].values:
-        if bool(rating.sel(trait=t).isnull().all()):
-            raise ValueError(f"trait {str(t)!r} has no ratings.")
-    arr = rating.transpose("trait", "system", "item", "rater").values.astype(float)
-    return make_design_from_array(
-        arr, [str(v) for v in rating["system"].values], [str(v) for v in rating["item"].values],
-        [str(v) for v in rating["rater"].values], [str(v) for v in rating["trait"].values],
-        K, lo,
-    )
-
-
-# ----------------------------------------------------------------------------- model
-def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
-                      item_effect: bool = True) -> Any:
-    r"""The PyMC model of the module docstring for one :class:`RaterDesign`.
-
-    The observed ratings are ``pm.Data`` containers (``output_index``, ``cell_index``,
-    ``category``), so the model is built and compiled once per shape and refitted to new
-    data of the same shape (another trait, another simulated dataset).
-
-    Parameters
-    ----------
-    design : RaterDesign
-        From :func:`rater_design`.
-    discrimination : bool
-        Rater- and trait-specific discriminations :math:`a_{rt}` (geometric mean 1 per
-        trait); ``False`` fixes them at 1 (the many-facet Rasch model's equal slopes).
-    item_effect : bool
-        Include the item (input) main effect :math:`v_{ti}` in the latent quality.
-
-    Returns
-    -------
-    pymc.Model
-        Coords ``trait``, ``system``, ``item``, ``rater``, ``cut``, ``gap``; deterministic
-        ``tau(trait, rater, cut)`` and ``discrimination(trait, rater)``.
-
-    Examples
-    --------
-    >>> import bayesmeta as bm
-    >>> from bayesmeta.models.rater import rater_design, build_rater_model
-    >>> d = rater_design(bm.datasets.simulated(n_systems=4, n_items=5), traits=["COH"])
-    >>> m = build_rater_model(d)  # doctest: +SKIP
-    >>> sorted(m.coords)  # doctest: +SKIP
-    ['cut', 'gap', 'item', 'rater', 'system', 'trait']
-    """
-    import pymc as pm
-    import pytensor.tensor as pt
-
-    from bayesmeta.models._ordinal import padded_cutpoints
-
-    T, S, I, R = (len(design.traits), len(design.systems), len(design.items),
-                  len(design.raters))
-    K = design.n_categories
-    coords = {"trait": design.traits, "system": design.systems, "item": design.items,
-              "rater": design.raters, "cut": design.cuts,
-              "gap": [f"{a}|{b}" for a, b in zip(design.cuts[:-1], design.cuts[1:],
-                                                 strict=True)]}
-    P = PRIORS
-    with pm.Model(coords=coords) as model:
-        out_idx = pm.Data("output_index", design.output_index)
-        cell_idx = pm.Data("cell_index", design.cell_index)
-        cat = pm.Data("category", design.category)
-
-        # latent quality: system + item + output deviation (centred: the ratings inform it)
-        mu = pm.Normal("mu", 0.0, P["mu_sd"], dims="trait")
-        sd_system = pm.HalfNormal("sd_system", P["sd_quality"], dims="trait")
-        system_effect = pm.ZeroSumNormal("system_effect", sigma=sd_system[:, None],
-                                         dims=("trait", "system"))
-        loc = mu[:, None, None] + system_effect[:, :, None]
-        if item_effect:
-            sd_item = pm.HalfNormal("sd_item", P["sd_quality"], dims="trait")
-            item = pm.ZeroSumNormal("item_effect", sigma=sd_item[:, None],
-                                    dims=("trait", "item"))
-            loc = loc + item[:, None, :]
-        else:
-            loc = pt.broadcast_to(loc, (T, S, I))
-        sd_output = pm.HalfNormal("sd_output", P["sd_quality"], dims="trait")
-        quality = pm.Normal("quality", loc, sd_output[:, None, None],
-                            dims=("trait", "system", "item"))
-
-        # thresholds: severity shift + partially pooled log-gaps (ordered by construction)
-        sd_sev = pm.HalfNormal("sd_severity", P["sd_severity"], dims="trait")
-        shift = pm.ZeroSumNormal("rater_shift", sigma=sd_sev[:, None], dims=("trait", "rater"))
-        panel_log_gap = pm.Normal("panel_log_gap", 0.0, P["panel_log_gap_sd"],
-                                  dims=("trait", "gap"))
-        sd_gap = pm.HalfNormal("sd_log_gap", P["sd_log_gap"], dims="trait")
-        log_gap = pm.Normal("log_gap", panel_log_gap[:, None, :], sd_gap[:, None, None],
-                            dims=("trait", "rater", "gap"))
-        steps = pt.concatenate([pt.zeros((T, R, 1)), pt.cumsum(pt.exp(log_gap), axis=-1)],
-                               axis=-1)
-        steps = steps - steps.mean(axis=-1, keepdims=True)
-        tau = pm.Deterministic("tau", shift[:, :, None] + steps, dims=("trait", "rater", "cut"))
-
-        if discrimination:
-            sd_disc = pm.HalfNormal("sd_log_discrimination", P["sd_log_discrimination"],
-                                    dims="trait")
-            log_disc = pm.ZeroSumNormal("log_discrimination", sigma=sd_disc[:, None],
-                                        dims=("trait", "rater"))
-            disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims=("trait", "rater"))
-        else:
-            disc = pt.ones((T, R))
-
-        # likelihood, long form: one term per observed rating
-        from bayesmeta.models._ordinal import log_interval_prob
-
-        cuts = padded_cutpoints(tau).reshape((-1,))
-        theta = quality.reshape((-1,))[out_idx]
-        a = disc.reshape((-1,))[cell_idx]
-        base = cell_idx * (K + 1) + cat
-        lower = a * (cuts[base] - theta)
-        upper = a * (cuts[base + 1] - theta)
-        pm.Potential("loglik", log_interval_prob(lower, upper).sum())
-    return model
-
-
-# ----------------------------------------------------------------------------- derived
-def derived_quantities(posterior: xr.Dataset, design: RaterDesign) -> xr.Dataset:
-    r"""The reported quantities, computed draw by draw from the model's posterior.
-
-    With :math:`\sigma^\theta_t`, :math:`\tau` and :math:`a` as in the module docstring,
-    :math:`\bar a_t` the mean discrimination over the :math:`R` raters and :math:`I` items
-    per system:
-
-    * ``threshold(rater, trait, cut)`` :math:`= (\tau - \mu)/\sigma^\theta`;
-      ``panel_threshold(trait, cut)`` its mean over raters; ``severity(rater, trait)`` a
-      rater's mean threshold minus the panel's mean threshold;
-    * ``marginal_threshold`` :math:`= a(\tau - \mu)/\sqrt{1 + a^2(\sigma^\theta)^2}`, the
-      model-implied :math:`\Phi^{-1}` of the cumulative proportion (lavaan's threshold);
-    * ``loading`` :math:`= a\sigma^\theta/\sqrt{1 + a^2(\sigma^\theta)^2}`, the correlation
-      of a rater's latent response with true quality (lavaan's standardised loading);
-    * ``reliability_system`` :math:`= \sigma_{\rm sys}^2 / (\sigma_{\rm sys}^2 +
-      \sigma_{\rm out}^2/I + 1/(\bar a^2 I R))`, the relative G coefficient of the
-      system mean of the raters' latent responses over :math:`I` items and :math:`R`
-      raters;
-    * ``icc_output`` :math:`= \bar a^2(\sigma^\theta)^2 / (\bar a^2(\sigma^\theta)^2 + 1/R)`,
-      the consistency of the mean of :math:`R` raters' latent responses on one output;
-    * ``share_system``, ``share_item``, ``share_output``: variance shares of quality.
-    """
-    p = posterior
-    sd_item = p["sd_item"] if "sd_item" in p else xr.zeros_like(p["sd_system"])
-    var_q = p["sd_system"] ** 2 + sd_item**2 + p["sd_output"] ** 2
-    sig = np.sqrt(var_q)
-    a = p["discrimination"] if "discrimination" in p else xr.ones_like(p["rater_shift"])
-    rel_tau = p["tau"] - p["mu"]
-    threshold = (rel_tau / sig).transpose("chain", "draw", "rater", "trait", "cut")
-    panel = threshold.mean("rater")
-    severity = threshold.mean("cut") - panel.mean("cut")
-    marginal = (a * rel_tau / np.sqrt(1 + a**2 * var_q)).transpose(
-        "chain", "draw", "rater", "trait", "cut")
-    loading = (a * sig / np.sqrt(1 + a**2 * var_q)).transpose("chain", "draw", "rater", "trait")
-    I, R = len(design.items), len(design.raters)
-    abar2 = a.mean("rater") ** 2
-    rel_sys = p["sd_system"] ** 2 / (p["sd_system"] ** 2 + p["sd_output"] ** 2 / I
-                                     + 1 / (abar2 * I * R))
-    icc = abar2 * var_q / (abar2 * var_q + 1 / R)
-    out = xr.Dataset({
-        "severity": severity.transpose("chain", "draw", "rater", "trait"),
-        "threshold": threshold,
-        "panel_threshold": panel.transpose("chain", "draw", "trait", "cut"),
-        "marginal_threshold": marginal,
-        "loading": loading,
-        "reliability_system": rel_sys,
-        "icc_output": icc,
-        "share_system": p["sd_system"] ** 2 / var_q,
-        "share_item": sd_item**2 / var_q,
-        "share_output": p["sd_output"] ** 2 / var_q,
-        "system_quality": (p["system_effect"] / sig).transpose("chain", "draw", "system",
-                                                                "trait"),
-    })
-    return out
-
-
-def classical_counterparts(design: RaterDesign) -> dict[str, xr.DataArray]:
-    r"""Classical twins of the reported quantities, from the ratings alone (NumPy).
-
-    * ``marginal_threshold``: :math:`\Phi^{-1}` of the cumulative proportion of ratings
-      :math:`\le k` per rater and trait (lavaan's thresholds; NaN where a proportion is 0
-      or 1);
-    * ``reliability_system``: coefficient alpha of system means of the raters' mean rating
-      over items (:func:`bayesmeta.classical.reliability.cronbach_alpha`, systems as
-      examinees, items as test items);
-    * ``icc_output``: coefficient alpha across raters with outputs as examinees, i.e.
-      ICC(3,k), the consistency of the mean of k raters (Shrout & Fleiss, 1979).
-    """
-    y = design.rating  # (T, S, I, R)
-    K = design.n_categories
-    cats = design.scale_min + np.arange(K - 1)
-    n = (~np.isnan(y)).sum(axis=(1, 2))  # (T, R)
-    cum = np.stack([(y <= c).sum(axis=(1, 2)) for c in cats], axis=-1) / n[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        marg = special.ndtri(cum)
-    marg = np.where(np.isfinite(marg), marg, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all raters missing on an output
-        rater_mean = np.nanmean(y, axis=-1)  # (T, S, I)
-    rel = cronbach_alpha(rater_mean)
-    flat = y.reshape(y.shape[0], -1, y.shape[-1])  # (T, S*I, R)
-    icc = cronbach_alpha(flat)
-    return {
-        "marginal_threshold": xr.DataArray(
-            np.transpose(marg, (1, 0, 2)), dims=("rater", "trait", "cut"),
-            coords={"rater": design.raters, "trait": design.traits, "cut": design.cuts}),
-        "reliability_system": xr.DataArray(rel, dims="trait", coords={"trait": design.traits}),
-        "icc_output": xr.DataArray(icc, dims="trait", coords={"trait": design.traits}),
-    }
-
-
-def pairwise_harsher(threshold: xr.DataArray, severity: xr.DataArray) -> xr.DataArray:
-    """P(rater's threshold > rater2's) per trait and cut, plus ``cut="mean"`` (severity)."""
-    other = threshold.rename(rater="rater2")
-    p_cut = (threshold > other).mean(("chain", "draw"))
-    sev2 = severity.rename(rater="rater2")
-    p_sev = (severity > sev2).mean(("chain", "draw")).expand_dims(cut=["mean"])
-    out = xr.concat([p_cut, p_sev], dim="cut").transpose("rater", "rater2", "trait", "cut")
-    return out.astype(float)
+#: The design levels of the summary index, after ``estimand``.
+LEVELS = ("rater", "trait", "cut")
 
 
 # ----------------------------------------------------------------------------- result
@@ -472,10 +147,13 @@ class RaterBiasResult(Result):
     }
 
     def _body(self) -> str:
-        table = self._table
+        # p_harsher (a detail, not an estimate) is printed beside the thresholds and
+        # severities it is about
+        table = self._table.join(self._details[["p_harsher"]]) if "p_harsher" in \
+            self._details else self._table
         parts = []
-        for q in dict.fromkeys(table.index.get_level_values("quantity")):
-            sub = table.xs(q, level="quantity")
+        for q in dict.fromkeys(table.index.get_level_values("estimand")):
+            sub = table.xs(q, level="estimand")
             empty = [lv for lv in sub.index.names
                      if (sub.index.get_level_values(lv) == "").all()]
             if empty and len(empty) < sub.index.nlevels:
@@ -487,42 +165,9 @@ class RaterBiasResult(Result):
     def plot(self, ax: Any = None, column: str | None = None) -> Any:
         """Forest plot of the thresholds by rater (posterior mean and HDI per trait and cut,
         with the panel threshold as a grey tick). Returns the matplotlib Figure."""
+        from bayesmeta.plots import plot_rater_thresholds
+
         return plot_rater_thresholds(self, ax=ax).figure
-
-
-def plot_rater_thresholds(result: RaterBiasResult, ax: Any = None) -> Any:
-    """Forest plot of a :class:`RaterBiasResult`'s thresholds by rater; returns the Axes.
-
-    One row per trait and cut, one colour per rater: the posterior mean as a dot, the HDI
-    as a line; the panel threshold (mean over raters) as a grey vertical tick. Nothing is
-    computed here: the values come from ``result.summary()``.
-    """
-    from bayesmeta.plots import _axes
-
-    table = result.summary()
-    q = table.index.get_level_values("quantity")
-    thr = table[q == "threshold"].droplevel("quantity")
-    panel = table[q == "panel_threshold"].droplevel(["quantity", "rater"])
-    raters = list(dict.fromkeys(thr.index.get_level_values("rater")))
-    rows = list(dict.fromkeys((t, c) for _, t, c in thr.index))
-    ax = _axes(ax, height=max(3.0, 0.35 * len(rows) + 1))
-    n = len(raters)
-    offsets = ((n - 1) / 2 - np.arange(n)) * (0.6 / max(n, 1))  # first rater on top
-    ypos = {row: len(rows) - 1 - k for k, row in enumerate(rows)}
-    for j, rater in enumerate(raters):
-        sub = thr.xs(rater, level="rater")
-        y = np.array([ypos[(t, c)] for t, c in sub.index]) + offsets[j]
-        ax.hlines(y, sub["hdi_low"], sub["hdi_high"], color=f"C{j}", lw=1.6)
-        ax.plot(sub["mean"], y, "o", color=f"C{j}", ms=4, label=rater)
-    for (t, c), row in panel.iterrows():
-        ax.vlines(row["mean"], ypos[(t, c)] - 0.4, ypos[(t, c)] + 0.4, color="0.5", lw=1)
-    ax.set_yticks([ypos[r] for r in rows])
-    ax.set_yticklabels([f"{t} {c}" for t, c in rows], fontsize=8)
-    ax.set_xlabel("threshold (SD of output quality; grey: panel)")
-    ax.set_title(f"{result.title}: thresholds by rater ({result.ci_prob:.0%} HDI)", fontsize=10)
-    ax.legend(fontsize=8, loc="best")
-    ax.figure.tight_layout()
-    return ax
 
 
 # ----------------------------------------------------------------------------- fitting
@@ -534,7 +179,8 @@ def _sample(model: Any, **kwargs: Any) -> Any:
 
 
 def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_trait: bool,
-         sample_kwargs: dict[str, Any], seed: int) -> Any:
+         options: SamplerOptions, seed: int, progress: bool | None,
+         attrs: Mapping[str, Any]) -> Any:
     import arviz as az
 
     from bayesmeta.sampling import cached_model
@@ -550,7 +196,8 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
             d, discrimination=discrimination, item_effect=item_effect))
         data = {"output_index": d.output_index, "cell_index": d.cell_index,
                 "category": d.category}
-        idata = _sample(model, data=data, random_seed=seed + k, **sample_kwargs)
+        idata = _sample(model, options=options, data=data, random_seed=seed + k,
+                        progress=progress, attrs=attrs)
         seconds.append(time.perf_counter() - t0)
         post = idata.posterior.drop_vars(["quality"], errors="ignore")
         post = post.assign_coords(trait=d.traits)
@@ -575,39 +222,17 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
     return az.InferenceData(posterior=posterior, sample_stats=sample_stats)
 
 
-def _rows(name: str, da: xr.DataArray) -> pd.MultiIndex:
-    dims = [d for d in da.dims if d not in ("chain", "draw")]
-    labels = [da[d].values.astype(str) for d in dims]
-    grid = np.meshgrid(*labels, indexing="ij") if labels else []
-    cols = {d: g.ravel() for d, g in zip(dims, grid, strict=True)}
-    n = int(np.prod([len(x) for x in labels])) if labels else 1
-    arrays = [np.repeat(name, n)] + [cols.get(lv, np.repeat("", n)) for lv in _LEVELS[1:]]
-    return pd.MultiIndex.from_arrays(arrays, names=_LEVELS)
-
-
-def _summary_table(derived: xr.Dataset, diag: xr.Dataset, hdi: xr.Dataset,
-                   classical: dict[str, xr.DataArray], p_harsher: dict[str, xr.DataArray],
-                   names: Sequence[str]) -> pd.DataFrame:
-    frames = []
-    for name in names:
-        da = derived[name]
-        dims = [d for d in da.dims if d not in ("chain", "draw")]
-        cols: dict[str, np.ndarray] = {}
-        cl = classical.get(name)
-        cols["classical"] = (cl.transpose(*dims).values.ravel() if cl is not None
-                             else np.full(int(np.prod([da.sizes[d] for d in dims])), np.nan))
-        cols["mean"] = da.mean(("chain", "draw")).values.ravel()
-        cols["sd"] = da.std(("chain", "draw"), ddof=1).values.ravel()
-        h = hdi[name].transpose(*dims, "hdi")
-        cols["hdi_low"] = h.sel(hdi="lower").values.ravel()
-        cols["hdi_high"] = h.sel(hdi="higher").values.ravel()
-        for s in ("r_hat", "ess_bulk", "ess_tail"):
-            cols[s] = diag[f"{name}__{s}"].transpose(*dims).values.ravel()
-        ph = p_harsher.get(name)
-        cols["p_harsher"] = (ph.transpose(*dims).values.ravel() if ph is not None
-                             else np.full(cols["mean"].size, np.nan))
-        frames.append(pd.DataFrame(cols, index=_rows(name, da)))
-    return pd.concat(frames)
+def _column(values: Mapping[str, xr.DataArray], index: pd.MultiIndex) -> np.ndarray:
+    """Values of labelled arrays (one per estimand, dims among :data:`LEVELS`) aligned to
+    the rows of ``index``; NaN where an estimand has none."""
+    keyed: dict[tuple[str, ...], float] = {}
+    for name, da in values.items():
+        dims = list(da.dims)
+        for key, value in da.to_series().items() if dims else [((), float(da))]:
+            key = key if isinstance(key, tuple) else (key,)
+            label = dict(zip(dims, map(str, key), strict=True))
+            keyed[(name, *(label.get(lv, "") for lv in LEVELS))] = float(value)
+    return np.array([keyed.get(tuple(map(str, row)), np.nan) for row in index])
 
 
 def rater_bias(
@@ -618,15 +243,11 @@ def rater_bias(
     discrimination: bool = True,
     item_effect: bool = True,
     by_trait: bool = True,
-    ci_prob: float = 0.94,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 4,
-    fast: bool = False,
-    sampler: str = "nutpie",
-    target_accept: float = 0.8,
+    ci_prob: float = CI_PROB,
+    sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
-    mass_matrix: str = "diag",
+    progress: bool | None = None,
+    **legacy: Any,
 ) -> RaterBiasResult:
     r"""Rater leniency and reliability from the many-facet ordinal rater model.
 
@@ -640,10 +261,11 @@ def rater_bias(
     Parameters
     ----------
     data : xarray.Dataset
-        A bayesmeta dataset with ``rating(system, item, rater, trait)``; missing ratings
-        (NaN) drop out of the likelihood.
+        A bayesmeta dataset with ordinal ``rating(system, item, rater, trait)``; missing
+        ratings (NaN) drop out of the likelihood. Continuous ``judgment`` s (averages over
+        annotators) are refused: they have no raters or categories to model.
     traits, raters : list of str, optional
-        Subsets (default all).
+        Subsets by label (default all rated traits and all raters).
     discrimination : bool
         Rater discriminations (geometric mean 1 per trait); ``False`` gives the equal-slope
         many-facet Rasch form.
@@ -654,27 +276,37 @@ def rater_bias(
         posterior); one compiled model serves every trait of the same shape. ``False``
         fits all traits in one model.
     ci_prob : float
-        Probability of the highest-density intervals.
-    draws, tune, chains, fast, sampler, target_accept, random_seed, mass_matrix
-        Passed to :func:`bayesmeta.sampling.sample` (trait k gets seed ``random_seed + k``).
-        ``mass_matrix="low_rank"`` selects nutpie's low-rank modified mass matrix; on
-        SummEval COH it did not improve the mixing of the discriminations (see
-        ``models/rater.md``, Known limitations).
+        Probability of the highest-density intervals (default 0.94).
+    sampling : SamplerOptions, dict, "fast" or "full", optional
+        Draws, tuning, chains, sampler backend, step-size target, mass matrix and fast mode
+        (:class:`bayesmeta.SamplerOptions`; defaults 4 chains x 1000 draws after 1000
+        tuning iterations). ``mass_matrix="low_rank"`` selects nutpie's low-rank modified
+        mass matrix; on SummEval COH it did not improve the mixing of the discriminations
+        (``models/rater.md``, Known limitations).
+    random_seed : int, optional
+        Seed; trait k gets ``random_seed + k``. Drawn and recorded when not given.
+    progress : bool, optional
+        Show the sampler's progress bar (default: in interactive full runs).
+    **legacy
+        ``draws=``, ``tune=``, ``chains=``, ``fast=``, ``sampler=``, ``target_accept=``,
+        ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
+        ``FutureWarning``.
 
     Returns
     -------
     RaterBiasResult
-        ``summary()`` indexed by (quantity, rater, trait, cut) with columns ``classical``,
-        ``mean``, ``sd``, ``hdi_low``, ``hdi_high``, ``r_hat``, ``ess_bulk``, ``ess_tail``
-        and ``p_harsher`` (posterior probability of a threshold above the panel's, or of a
-        severity above 0); quantities ``severity``, ``threshold``, ``panel_threshold``,
-        ``marginal_threshold``, ``loading``, ``reliability_system``, ``icc_output``,
-        ``share_system``, ``share_item``, ``share_output``. ``.idata`` holds the posterior
-        (named dims; the output-level latent quality is dropped to keep files small);
-        ``.extra["p_harsher_pairwise"]`` is P(threshold of ``rater`` > that of ``rater2``)
-        per trait and cut (``cut="mean"``: severity). :meth:`RaterBiasResult.p_harsher` and
-        :meth:`RaterBiasResult.p_lenient` give joint statements such as "rater 3 is more
-        lenient than raters 1 and 2 at cut 4->5".
+        ``summary()`` indexed by ``(estimand, rater, trait, cut)`` (``""`` where a level
+        does not apply) with columns ``classical``, ``mean``, ``sd``, ``hdi_low``,
+        ``hdi_high``, ``r_hat``, ``ess_bulk``, ``ess_tail``; estimands ``severity``,
+        ``threshold``, ``panel_threshold``, ``marginal_threshold``, ``loading``,
+        ``reliability_system``, ``icc_output``, ``share_system``, ``share_item``,
+        ``share_output``. ``details()`` holds ``p_harsher`` (posterior probability of a
+        threshold above the panel's, or of a severity above 0). ``.idata`` holds the
+        posterior (named dims; the output-level latent quality is dropped to keep files
+        small); ``.extra["p_harsher_pairwise"]`` is P(threshold of ``rater`` > that of
+        ``rater2``) per trait and cut (``cut="mean"``: severity).
+        :meth:`RaterBiasResult.p_harsher` and :meth:`RaterBiasResult.p_lenient` give joint
+        statements such as "rater 3 is more lenient than raters 1 and 2 at cut 4->5".
 
     Notes
     -----
@@ -703,34 +335,26 @@ def rater_bias(
     --------
     >>> import bayesmeta as bm
     >>> ds = bm.datasets.simulated(n_systems=5, n_items=12)
-    >>> res = bm.rater_bias(ds, traits=["COH"], fast=True, random_seed=1)  # doctest: +SKIP
+    >>> res = bm.rater_bias(ds, traits=["COH"], sampling="fast",
+    ...                     random_seed=1)  # doctest: +SKIP
     >>> res.summary().loc["severity"]  # doctest: +SKIP
-    >>> res.p_lenient("Rater.3", ["Rater.1", "Rater.2"], trait="COH", cut="4->5")  # doctest: +SKIP
+    >>> res.p_lenient("Rater.3", ["Rater.1", "Rater.2"], trait="COH",
+    ...               cut="4->5")  # doctest: +SKIP
 
     R equivalent: ``brms::brm(y | thres(gr = rater) ~ 1 + (1 | system) + (1 | item) +
     (1 | output), family = cumulative("probit"))`` per trait (without discrimination).
     """
-    import arviz as az
-
     from bayesmeta.sampling import check_convergence, describe_run, diagnose
 
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}.")
+    ci_prob = check_ci_prob(ci_prob)
+    options = legacy_sampling(sampling, legacy, function="rater_bias").resolve()
     design = rater_design(data, traits=traits, raters=raters)
-    if random_seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**31 - 1 - 64))
-    elif isinstance(random_seed, bool) or not isinstance(random_seed, int | np.integer) \
-            or random_seed < 0:
-        raise ValueError(f"random_seed must be a non-negative int or None, got {random_seed!r}.")
-    else:
-        seed = int(random_seed)
-    sample_kwargs = {"draws": draws, "tune": tune, "chains": chains, "fast": fast,
-                     "sampler": sampler, "target_accept": target_accept,
-                     "mass_matrix": mass_matrix,
-                     "attrs": {"data_hash": data_hash(data[["rating"]])}}
+    seed = resolve_seed(random_seed)
+    dhash = data_hash(data)
     t0 = time.perf_counter()
     idata = _fit(design, discrimination=discrimination, item_effect=item_effect,
-                 by_trait=by_trait, sample_kwargs=sample_kwargs, seed=seed)
+                 by_trait=by_trait, options=options, seed=seed, progress=progress,
+                 attrs={"data_hash": dhash})
     seconds = time.perf_counter() - t0
     derived = derived_quantities(idata.posterior, design)
     names = [n for n in REPORTED if discrimination or n != "loading"]
@@ -738,12 +362,15 @@ def rater_bias(
         idata.posterior[name] = derived[name]
     diag = diagnose(derived[names])
     report = check_convergence(idata, names, diagnostics=diag, warn=True)
-    hdi = az.hdi(derived[names], hdi_prob=ci_prob)
-    classical = classical_counterparts(design)
+    table = posterior_table(derived, names, index=list(LEVELS), ci_prob=ci_prob,
+                            diagnostics=diag)
+    classical = classical_counterparts(design.labelled(), scale_min=design.scale_min,
+                                       n_categories=design.n_categories)
+    table.insert(0, "classical", _column(classical, table.index))
     p_harsher = {"threshold": ((derived["threshold"] - derived["panel_threshold"]) > 0)
                  .mean(("chain", "draw")),
                  "severity": (derived["severity"] > 0).mean(("chain", "draw"))}
-    table = _summary_table(derived, diag, hdi, classical, p_harsher, names)
+    details = pd.DataFrame({"p_harsher": _column(p_harsher, table.index)}, index=table.index)
     pairwise = pairwise_harsher(derived["threshold"], derived["severity"])
     n_missing = int(np.isnan(design.rating).sum())
     info = {
@@ -758,15 +385,16 @@ def rater_bias(
         "convergence": str(report),
         "time": f"{seconds:.0f} s (build, compile, sample; by trait: "
                 f"{idata.posterior.attrs['seconds']})",
-        "data_hash": sample_kwargs["attrs"]["data_hash"],
     }
     notes = list(report.messages)
-    notes.append("p_harsher: posterior probability that the rater's threshold is above the "
-                 "panel's (mean over raters) at that cut, or that the severity is above 0; "
-                 "1 - p_harsher is the probability of being more lenient.")
+    notes.append("p_harsher (in details()): posterior probability that the rater's threshold "
+                 "is above the panel's (mean over raters) at that cut, or that the severity "
+                 "is above 0; 1 - p_harsher is the probability of being more lenient.")
     return RaterBiasResult(table, title="Rater bias (many-facet ordinal model)", info=info,
-                           idata=idata, extra={"p_harsher_pairwise": pairwise},
-                           notes=notes, ci_prob=ci_prob)
+                           details=details, idata=idata,
+                           extra={"p_harsher_pairwise": pairwise}, notes=notes,
+                           ci_prob=ci_prob, posterior="MCMC posterior", random_seed=seed,
+                           data_hash=dhash)
 
 
 __all__ = [
@@ -774,10 +402,9 @@ __all__ = [
     "RaterBiasResult",
     "RaterDesign",
     "build_rater_model",
-    "classical_counterparts",
     "cut_labels",
     "derived_quantities",
-    "plot_rater_thresholds",
+    "make_design_from_array",
     "rater_bias",
     "rater_design",
 ]
