@@ -1,7 +1,7 @@
 """The wide-table reader behind :func:`bayesmeta.from_wide` and :func:`bayesmeta.read_csv`.
 
-Internal. :func:`build_wide` returns the validated dataset and the notes of everything it
-decided on its own (the public functions turn them into one ``ReadWarning``).
+Internal. :func:`build_wide` returns the dataset (validated by the caller) and the notes of
+everything it decided on its own (the public functions turn them into one ``ReadWarning``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import xarray as xr
 
 from bayesmeta.data import _columns as col
 from bayesmeta.data import _keys
-from bayesmeta.data.schema import RATING_DIMS, SCORE_DIMS, SCORE_REF_DIMS, _fmt, validate
+from bayesmeta.data.schema import RATING_DIMS, SCORE_DIMS, SCORE_REF_DIMS, _fmt
 
 
 def _rating_map(df: pd.DataFrame, ratings, taken: set[str]) -> dict[str, tuple[str, str]]:
@@ -158,7 +158,7 @@ def _per_output(values: np.ndarray, keys: _keys.Keys, column: str) -> np.ndarray
     return out
 
 
-def _metric_coords(labels, kinds, reference_based, inputs, log_notes):
+def _metric_coords(labels, kinds, reference_based, inputs):
     """The metric coordinates ``reference_based`` and ``inputs`` (or None when unknown)."""
     suffix = {m: col.inputs_from_name(m) for m in labels}
     inp = {m: suffix[m] or "" for m in labels}
@@ -182,20 +182,73 @@ def _metric_coords(labels, kinds, reference_based, inputs, log_notes):
             raise ValueError(f"reference_based names unknown metric(s) {_fmt(unknown)}.")
         rb.update({k: bool(v) for k, v in given.items()})
     coords = {}
-    if any(v is not None for v in rb.values()):
-        assumed = [m for m in labels if rb[m] is None]
-        if assumed:
-            log_notes.append(f"reference_based assumed False (no suffix or list cells) for "
-                             f"{_fmt(assumed, 10)}")
+    if any(v is not None for v in rb.values()):  # unknown ones: False (no suffix, no list)
         coords["reference_based"] = ("metric", np.array([bool(rb[m]) for m in labels]))
     if any(inp.values()):
         coords["inputs"] = ("metric", np.array([inp[m] for m in labels]))
     return coords
 
 
+def _scores(df, chosen, flagged, left, keys, log, *, metrics, decimal, reference_based,
+            inputs, metric_trait):
+    """Parse the metric columns into ``score`` (with a ``reference`` dim when any column
+    holds list cells). A metric without any number is an error when named, else left out."""
+    labels = [c.strip() for c, _ in chosen]
+    if len(set(labels)) != len(labels):
+        dup = pd.Index(labels)[pd.Index(labels).duplicated()].unique()
+        raise ValueError(f"metric columns {_fmt(dup)} have the same name after stripping "
+                         f"surrounding whitespace; rename one.")
+    parsed, kinds, kept = [], {}, []
+    for (c, kind), m in zip(chosen, labels, strict=True):
+        if kind == "lists":
+            vals, lengths = col.parse_lists(df[c], c)
+            detail = f"list cells, {int(lengths.min())} to {int(lengths.max())} references"
+        else:
+            vals = col.to_float(df[c], c, decimal=decimal, role="metric")[:, None]
+            detail = "numbers" + (f"; looks like a human score ({flagged[c]})"
+                                  if c in flagged else "")
+        if np.isnan(vals).all():
+            if metrics is not None:
+                raise ValueError(f"metric column {c!r} has no number in any row (all "
+                                 f"missing); leave it out of metrics=.")
+            left[c] = "entirely empty"
+            flagged.pop(c, None)
+            continue
+        log.append((c, "metric", detail))
+        parsed.append(vals)
+        kinds[m] = kind
+        kept.append((c, kind, m))
+    if not kept:
+        if reference_based is not None or inputs is not None:
+            raise ValueError("reference_based= and inputs= describe metrics, but no metric "
+                             "was read.")
+        return [], {}, {}
+    labels = [m for _, _, m in kept]
+    R = max(v.shape[1] for v in parsed) if "lists" in kinds.values() else 0
+    run_labels = keys.labels.get("run", np.array(["1"]))
+    ri = keys.codes.get("run", np.zeros(len(df), dtype=int))
+    s, i = keys.codes["system"], keys.codes["item"]
+    S, I = len(keys.labels["system"]), len(keys.labels["item"])
+    arr = np.full((S, I, len(labels), len(run_labels), max(R, 1)), np.nan)
+    for m, vals in enumerate(parsed):
+        arr[s, i, m, ri, : vals.shape[1]] = vals
+    coords: dict = {"metric": np.array(labels), "run": run_labels}
+    if R:
+        data = {"score": (SCORE_REF_DIMS, arr)}
+        coords["reference"] = np.array([str(k + 1) for k in range(R)])
+    else:
+        data = {"score": (SCORE_DIMS, arr[..., 0])}
+    coords.update(_metric_coords(labels, kinds, reference_based, inputs))
+    if metric_trait is not None:
+        coords["metric_trait"] = ("metric", np.array([str(metric_trait.get(m, ""))
+                                                      for m in labels]))
+    return [(c, k) for c, k, _ in kept], data, coords
+
+
 def build_wide(df, *, source, system, item, id, id_split, run, metrics, ratings, human, scale,
                human_scale, exclude, reference_based, inputs, metric_trait,
                decimal) -> tuple[xr.Dataset, list[str]]:
+    """The dataset (not yet validated) and the notes for the ReadWarning."""
     df = col.check_frame(df)
     keys = _keys.resolve(df, system=system, item=item, id=id, id_split=id_split, run=run)
     log, notes = list(keys.log), list(keys.notes)
@@ -256,43 +309,12 @@ def build_wide(df, *, source, system, item, id, id_split, run, metrics, ratings,
         data_vars["judgment"] = (("system", "item", "trait"), arr, attrs)
     if traits:
         coords["trait"] = np.array(traits)
-    if chosen:
-        labels = [c.strip() for c, _ in chosen]
-        if len(set(labels)) != len(labels):
-            dup = pd.Index(labels)[pd.Index(labels).duplicated()].unique()
-            raise ValueError(f"metric columns {_fmt(dup)} have the same name after stripping "
-                             f"surrounding whitespace; rename one.")
-        parsed, kinds = [], {}
-        for (c, kind), m in zip(chosen, labels, strict=True):
-            if kind == "lists":
-                vals, lengths = col.parse_lists(df[c], c)
-                log.append((c, "metric", f"list cells, {int(lengths.min())} to "
-                                         f"{int(lengths.max())} references"))
-            else:
-                vals = col.to_float(df[c], c, decimal=decimal, role="metric")[:, None]
-                log.append((c, "metric", "numbers" + (f"; looks like a human score "
-                                                      f"({flagged[c]})" if c in flagged else "")))
-            parsed.append(vals)
-            kinds[m] = kind
-        R = max(v.shape[1] for v in parsed) if "lists" in kinds.values() else 0
-        run_labels = keys.labels.get("run", np.array(["1"]))
-        ri = keys.codes.get("run", np.zeros(len(df), dtype=int))
-        s, i = keys.codes["system"], keys.codes["item"]
-        arr = np.full((S, I, len(labels), len(run_labels), max(R, 1)), np.nan)
-        for m, vals in enumerate(parsed):
-            arr[s, i, m, ri, : vals.shape[1]] = vals
-        if R:
-            data_vars["score"] = (SCORE_REF_DIMS, arr)
-            coords["reference"] = np.array([str(k + 1) for k in range(R)])
-        else:
-            data_vars["score"] = (SCORE_DIMS, arr[..., 0])
-        coords.update(metric=np.array(labels), run=run_labels)
-        coords.update(_metric_coords(labels, kinds, reference_based, inputs, []))
-        if metric_trait is not None:
-            coords["metric_trait"] = ("metric", np.array([str(metric_trait.get(m, ""))
-                                                          for m in labels]))
-    elif reference_based is not None or inputs is not None:
-        raise ValueError("reference_based= and inputs= describe metrics, but no metric was read.")
+    chosen, score_vars, score_coords = _scores(df, chosen, flagged, left, keys, log,
+                                               metrics=metrics, decimal=decimal,
+                                               reference_based=reference_based, inputs=inputs,
+                                               metric_trait=metric_trait)
+    data_vars.update(score_vars)
+    coords.update(score_coords)
     if not data_vars:
         raise ValueError("no rating, human or metric columns were given or found.")
     log += [(c, "left out", why) for c, why in left.items()]
@@ -313,4 +335,4 @@ def build_wide(df, *, source, system, item, id, id_split, run, metrics, ratings,
     ds = xr.Dataset(data_vars, coords=coords)
     col.attach_log(ds, source, "wide", log)
     ds.attrs["metrics_chosen"] = "default" if metrics is None else "given"
-    return validate(ds), notes
+    return ds, notes

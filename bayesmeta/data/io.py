@@ -39,10 +39,11 @@ ColumnSpec = Sequence[str] | str | re.Pattern | None
 
 
 def _announce(ds: xr.Dataset, notes: list[str], source: str) -> xr.Dataset:
+    """Issue the one ReadWarning of a read, then validate (which counts missing values)."""
     if notes:
         warnings.warn(f"reading {source}:\n  - " + "\n  - ".join(notes), ReadWarning,
                       stacklevel=3)
-    return ds
+    return validate(ds)
 
 
 def from_wide(
@@ -113,7 +114,9 @@ def from_wide(
         Metric coordinate ``reference_based``: ``{metric: bool}`` overrides what is inferred,
         a list names the reference-based metrics (all others are then reference-free).
         Inferred from paper 002's suffixes (``_ref_hypo``, ``_src_ref_hypo``: True;
-        ``_src_hypo``: False) and from list cells (True).
+        ``_src_hypo``: False) and from list cells (True); when some metric's status is
+        known this way, the others (no suffix, one number per cell) are taken as
+        reference-free. The coordinate is absent when nothing says.
     inputs : dict, optional
         Metric coordinate ``inputs`` (``"src"``, ``"ref"``, ``"src+ref"`` or ``""``),
         ``{metric: inputs}``; inferred from the same suffixes.
@@ -267,7 +270,7 @@ def _build_long(df, *, source, value, system, item, id, id_split, rater, trait, 
     if left:
         notes.insert(0, f"left out {len(left)} column(s) not named: {_fmt(left, 20)}")
     col.attach_log(ds, source, "long", log)
-    return validate(ds), notes
+    return ds, notes
 
 
 def read_report(ds: xr.Dataset) -> pd.DataFrame:
@@ -387,6 +390,16 @@ def read_csv(
         return _read_metriceval(paths, scale=scale)
     if format not in ("wide", "long"):
         raise ValueError(f"format must be 'wide', 'long' or 'metriceval', got {format!r}.")
+    if format == "wide" and any(v is not None for v in long_opts.values()):
+        wrong = [k for k, v in long_opts.items() if v is not None]
+        raise TypeError(f"{', '.join(wrong)} belong to format='long'; a wide table names "
+                        f"its metric and human columns with metrics=, human=, ratings=.")
+    if format == "long":
+        wrong = [k for k in ("metrics", "ratings", "human", "exclude", "reference_based",
+                             "inputs", "metric_trait") if wide_opts[k] is not None]
+        if wrong:
+            raise TypeError(f"{', '.join(wrong)} belong to format='wide'; a long table names "
+                            f"its columns with value=, metric=, rater=, trait=.")
     if len(paths) != 1:
         raise ValueError(f"format={format!r} reads one file; got {len(paths)}.")
     p = Path(paths[0])
@@ -399,17 +412,8 @@ def read_csv(
     df = pd.read_csv(p, sep=sep, decimal=decimal, encoding=encoding, na_values=na_values)
     source = repr(str(p))
     if format == "wide":
-        wrong = [k for k, v in long_opts.items() if v is not None]
-        if wrong:
-            raise TypeError(f"{', '.join(wrong)} belong to format='long'; a wide table names "
-                            f"its metric and human columns with metrics=, human=, ratings=.")
         ds, notes = build_wide(df, source=source, scale=scale, decimal=decimal, **wide_opts)
     else:
-        wrong = [k for k in ("metrics", "ratings", "human", "exclude", "reference_based",
-                             "inputs", "metric_trait") if wide_opts[k] is not None]
-        if wrong:
-            raise TypeError(f"{', '.join(wrong)} belong to format='wide'; a long table names "
-                            f"its columns with value=, metric=, rater=, trait=.")
         ds, notes = _build_long(
             df, source=source, value=value or "value", system=system, item=item, id=id,
             id_split=id_split, rater=rater, trait=trait, metric=metric, run=run,
