@@ -288,7 +288,7 @@ def read_report(ds: xr.Dataset) -> pd.DataFrame:
     >>> from bayesmeta.data import read_report
     >>> df = pd.DataFrame({"system": list("AB"), "item": [1, 1], "bleu": [.1, .2]})
     >>> read_report(bm.from_wide(df, metrics=["bleu"]))["role"].tolist()
-    ['item', 'system', 'metric']
+    ['system', 'item', 'metric']
     """
     text = str(ds.attrs.get("read_log", ""))
     rows = [line.split("\t", 2) for line in text.splitlines() if line]
