@@ -32,11 +32,13 @@ from bayesmeta.classical.validity import concurrent_validity, mtmm
 from bayesmeta.compare import compare
 from bayesmeta.data import (
     MissingDataWarning,
+    ReadWarning,
     datasets,
     from_long,
     from_wide,
     missing_report,
     read_csv,
+    read_report,
     validate,
 )
 from bayesmeta.models.correlation import fit_correlation_model
@@ -47,6 +49,7 @@ from bayesmeta.results import Result, load
 
 __all__ = [
     "MissingDataWarning",
+    "ReadWarning",
     "ResamplingOptions",
     "Result",
     "SamplerOptions",
@@ -74,6 +77,7 @@ __all__ = [
     "ranking_consistency",
     "rater_bias",
     "read_csv",
+    "read_report",
     "reliability",
     "spearman_brown",
     "stability",

@@ -1,38 +1,151 @@
 """The ``bayesmeta`` command.
 
-    bayesmeta reliability [PATH ...] [--format metriceval|wide|long] [--method kendall]
+    bayesmeta read FILE [reading options]
+    bayesmeta reliability [PATH ...] [reading options] [--method kendall]
                           [--bayes [--fast] [--seed N]]
     bayesmeta demo [--bayes [--fast] [--seed N]]
 
-``reliability`` prints the classical reliability and validity tables (stability,
+``read`` reads a CSV as :func:`bayesmeta.read_csv` would and prints what was read: sizes,
+the human scores and their kind, the metrics, the reference dim, the columns left out and
+why. ``reliability`` prints the classical reliability and validity tables (stability,
 consistency with SEM, inter-rater agreement, the MTMM table of the ratings, concurrent
 validity of each metric against each trait) for one CSV, or several CSVs holding repeated
 metric runs. With no PATH it reads the shared SummEval files when they are found
 (``$BAYESMETA_DATA``), and otherwise the built-in simulated data. ``demo`` always uses the
 built-in simulated SummEval-shaped data. ``--bayes`` adds the posterior of the true-score
 model (consistency, stability, SEM, items needed) next to the classical estimates.
+
+Reading options (the keywords of :func:`bayesmeta.read_csv`): ``--format``, ``--system``,
+``--item``, ``--id``, ``--id-split``, ``--run``, ``--metrics``, ``--ratings``, ``--human``,
+``--exclude``, ``--scale``, ``--human-scale``, ``--decimal``, ``--sep``, and for long
+tables ``--value``, ``--rater``, ``--trait``, ``--metric``, ``--reference``. Column lists
+are comma-separated (``--human "Natural,Maintains Context"``) or repeated; ``re:PATTERN``
+is a regular expression (``--metrics 're:_hypo(_[PRF])?$'``); ``--human col=trait`` renames.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 
+import numpy as np
 import xarray as xr
+
+LONG_OPTIONS = ("value", "rater", "trait", "metric", "reference")
+
+
+# ----------------------------------------------------------------------------- reading
+def add_read_arguments(parser: argparse.ArgumentParser, *, default_format: str = "wide") -> None:
+    """Add the reading options of :func:`bayesmeta.read_csv` to a (sub)command."""
+    g = parser.add_argument_group("reading options (see bayesmeta.read_csv)")
+    g.add_argument("--format", default=default_format, choices=["wide", "long", "metriceval"],
+                   help=f"table layout (default {default_format})")
+    g.add_argument("--system", help="column naming the system (default: 'system' if "
+                                    "present, else one system labelled 'all')")
+    g.add_argument("--item", help="column naming the item (default: 'item')")
+    g.add_argument("--id", help="composite id column holding item and system")
+    g.add_argument("--id-split", dest="id_split",
+                   help="separator of --id (<item><sep><system>) or a regex with groups "
+                        "(?P<item>...) and (?P<system>...)")
+    g.add_argument("--run", help="column labelling repeated metric runs")
+    g.add_argument("--metrics", action="append",
+                   help="metric columns (comma-separated, repeatable, or re:PATTERN); "
+                        "default: every other column of numbers or list cells")
+    g.add_argument("--ratings", help="ordinal rating columns: a regex with groups "
+                                     "(?P<rater>...) and (?P<trait>...), or "
+                                     "col=rater.trait,... pairs")
+    g.add_argument("--human", action="append",
+                   help="continuous human score columns (comma-separated, repeatable, "
+                        "col=trait to rename, or re:PATTERN)")
+    g.add_argument("--exclude", action="append", help="columns to leave out on purpose")
+    g.add_argument("--scale", default="1,5", help="rating scale min,max (default 1,5)")
+    g.add_argument("--human-scale", dest="human_scale", help="bounds min,max of human scores")
+    g.add_argument("--decimal", default=".", help="decimal mark of the file (e.g. ',')")
+    g.add_argument("--sep", default=",", help="field separator of the file (e.g. ';')")
+    for name in LONG_OPTIONS:
+        g.add_argument(f"--{name}", default=None, help=f"long format: the {name} column")
+
+
+def _pair(text: str | None, option: str) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    parts = [p for p in re.split(r"\.\.|,|:", text) if p.strip()]
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"{option} must be 'min,max' (e.g. 1,5), got {text!r}.") from None
+    return lo, hi
+
+
+def _columns(values: list[str] | None, option: str, *, renames: bool = False):
+    """Column lists from repeated, comma-separated option values; ``re:`` marks a regex."""
+    if values is None:
+        return None
+    patterns = [v[3:] for v in values if v.startswith("re:")]
+    names = [p.strip() for v in values if not v.startswith("re:")
+             for p in v.split(",") if p.strip()]
+    if patterns:
+        if names or len(patterns) > 1:
+            raise ValueError(f"{option}: give one re:PATTERN or column names, not both.")
+        return re.compile(patterns[0])
+    if renames and any("=" in n for n in names):
+        pairs = [n.split("=", 1) if "=" in n else (n, n) for n in names]
+        return {c.strip(): t.strip() for c, t in pairs}
+    return names
+
+
+def _ratings(text: str | None):
+    if text is None or "(?P<" in text:
+        return text
+    out = {}
+    for part in text.split(","):
+        column, _, target = part.partition("=")
+        rater, dot, trait = target.strip().rpartition(".")
+        if not dot or not rater or not trait:
+            raise ValueError(f"--ratings: {part!r} must read column=rater.trait, or give a "
+                             f"regex with groups (?P<rater>...) and (?P<trait>...).")
+        out[column.strip()] = (rater, trait)
+    return out
+
+
+def read_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`bayesmeta.read_csv` given on the command line."""
+    opts = {
+        "format": args.format,
+        "system": args.system, "item": args.item, "id": args.id, "id_split": args.id_split,
+        "run": args.run,
+        "metrics": _columns(args.metrics, "--metrics"),
+        "ratings": _ratings(args.ratings),
+        "human": _columns(args.human, "--human", renames=True),
+        "exclude": _columns(args.exclude, "--exclude"),
+        "human_scale": _pair(args.human_scale, "--human-scale"),
+        **{k: getattr(args, k) for k in LONG_OPTIONS},
+    }
+    opts = {k: v for k, v in opts.items() if v is not None}
+    scale = _pair(args.scale, "--scale")
+    if scale != (1.0, 5.0):
+        opts["scale"] = scale
+    for key, default in (("decimal", "."), ("sep", ",")):
+        if getattr(args, key) != default:
+            opts[key] = getattr(args, key)
+    return opts
+
+
+def read_from_args(paths: Sequence[str], args: argparse.Namespace) -> xr.Dataset:
+    """Read the CSV file(s) named on the command line with the reading options given."""
+    from bayesmeta.data import read_csv
+
+    return read_csv(paths[0] if len(paths) == 1 else list(paths), **read_options(args))
 
 
 def _load(args: argparse.Namespace) -> tuple[xr.Dataset, str]:
-    from bayesmeta.data import datasets, read_csv
+    from bayesmeta.data import datasets
 
     if args.paths:
-        columns = {k: getattr(args, k) for k in ("system", "item", "rater", "trait", "metric",
-                                                  "run", "value") if getattr(args, k)}
-        if args.format == "wide":
-            columns.pop("value", None)
-        return read_csv(args.paths if len(args.paths) > 1 else args.paths[0],
-                        format=args.format, **columns), ", ".join(args.paths)
+        return read_from_args(args.paths, args), ", ".join(args.paths)
     try:
         folder = datasets.find_summeval(download=False)
     except FileNotFoundError:
@@ -40,6 +153,58 @@ def _load(args: argparse.Namespace) -> tuple[xr.Dataset, str]:
     return datasets.summeval(folder), f"SummEval ({folder})"
 
 
+def describe_read(ds: xr.Dataset, source: str) -> str:
+    """What a reader made of a file: sizes, human scores, metrics, references, left out."""
+    from bayesmeta.data import missing_report, read_report
+    from bayesmeta.data.select import describe, human_traits
+
+    def listing(values, limit=None) -> str:
+        values = [str(v) for v in values]
+        shown = values if limit is None else values[:limit]
+        more = f", ... ({len(values) - limit} more)" if limit and len(values) > limit else ""
+        return ", ".join(shown) + more if values else "none"
+
+    report = read_report(ds)
+    out = [f"bayesmeta read: {source} ({ds.attrs.get('format', '?')} format)",
+           f"sizes: {describe(ds)}",
+           f"systems ({ds.sizes['system']}): {listing(ds['system'].values, 10)}"]
+    kinds = human_traits(ds)
+    human = [f"{t} ({k}{', mean over raters' if k == 'rating' else ''})"
+             for t, k in kinds.items()]
+    out.append(f"human scores ({len(human)}): {listing(human)}")
+    if "rating" in ds:
+        out.append(f"raters ({ds.sizes['rater']}): {listing(ds['rater'].values, 10)}; scale "
+                   f"{ds['rating'].attrs['scale_min']:g}..{ds['rating'].attrs['scale_max']:g}")
+    if "score" in ds:
+        metrics = []
+        for m in ds["metric"].values:
+            tag = str(ds["inputs"].sel(metric=m).item()) if "inputs" in ds.coords else ""
+            if not tag and "reference_based" in ds.coords:
+                tag = "ref" if bool(ds["reference_based"].sel(metric=m)) else "no ref"
+            metrics.append(f"{m} [{tag}]" if tag else str(m))
+        out.append(f"metrics ({len(metrics)}, chosen {ds.attrs.get('metrics_chosen', 'given')}"
+                   f"): {listing(metrics)}")
+        out.append(f"runs ({ds.sizes['run']}): {listing(ds['run'].values, 10)}")
+        if "reference" in ds["score"].dims:
+            counts = ds["score"].notnull().sum("reference").max(("metric", "run")).values
+            counts = counts[counts > 0]
+            out.append(f"reference dim: {ds.sizes['reference']} positions; references per "
+                       f"output {int(counts.min())} to {int(counts.max())} (median "
+                       f"{float(np.median(counts)):g})")
+        else:
+            out.append("reference dim: none (one score per output)")
+    left = report[report["role"] == "left out"]
+    out.append(f"left out ({len(left)}): "
+               + listing([f"{r.column} ({r.detail})" for r in left.itertuples()]))
+    missing = missing_report(ds)
+    missing = [f"{r.variable} {r.label} {r.missing} of {r.total}"
+               for r in missing.itertuples() if r.missing > 0]
+    out.append(f"missing: {listing(missing, 10)}")
+    out += ["", "column roles:", report.to_string(index=False)]
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- tables
 def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
             fast: bool = False, seed: int | None = None) -> str:
     import bayesmeta as bm
@@ -67,14 +232,16 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
     return "\n".join(out)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``bayesmeta`` argument parser (subcommands ``read``, ``reliability``, ``demo``)."""
     parser = argparse.ArgumentParser(prog="bayesmeta", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    read = sub.add_parser("read", help="read a CSV and print what was read")
+    read.add_argument("path", help="CSV file")
+    add_read_arguments(read, default_format="wide")
     rel = sub.add_parser("reliability", help="classical reliability and validity tables")
     rel.add_argument("paths", nargs="*", help="CSV file(s); several = repeated metric runs")
-    rel.add_argument("--format", default="metriceval", choices=["metriceval", "wide", "long"])
-    for col in ("system", "item", "rater", "trait", "metric", "run", "value"):
-        rel.add_argument(f"--{col}", default=None, help=f"name of the {col} column")
+    add_read_arguments(rel, default_format="metriceval")
     demo = sub.add_parser("demo", help="run on the built-in simulated data")
     for p in (rel, demo):
         p.add_argument("--method", default="kendall",
@@ -85,19 +252,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--fast", action="store_true",
                        help="with --bayes: fewer draws, for a preview (said in the header)")
         p.add_argument("--seed", type=int, default=None, help="random seed of the sampler")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            if args.command == "demo":
-                from bayesmeta.data import datasets
-
-                ds, source = datasets.simulated(), "built-in simulated SummEval-shaped data"
+            if args.command == "read":
+                text = describe_read(read_from_args([args.path], args), repr(args.path))
             else:
-                ds, source = _load(args)
-            text = _tables(ds, source, args.method, bayes=args.bayes, fast=args.fast,
-                           seed=args.seed)
+                if args.command == "demo":
+                    from bayesmeta.data import datasets
+
+                    ds, source = datasets.simulated(), "built-in simulated SummEval-shaped data"
+                else:
+                    ds, source = _load(args)
+                text = _tables(ds, source, args.method, bayes=args.bayes, fast=args.fast,
+                               seed=args.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
         print(f"bayesmeta: error: {err}", file=sys.stderr)
         return 2
     try:

@@ -121,15 +121,23 @@ def test_non_numeric_score_is_named(tmp_path):
 def test_unknown_column_is_named_with_suggestion():
     with pytest.raises(ValueError, match=r"unknown metric column 'bleuu'.*Did you mean 'bleu'"):
         bm.from_wide(_wide_frame(), system="sys", item="doc", metrics=["bleuu"])
-    with pytest.raises(ValueError, match=r"unknown key column 'system'"):
+    with pytest.raises(ValueError, match=r"unknown key column 'system'.*system=None"):
+        bm.from_wide(_wide_frame(), system="system", item="doc", metrics=["bleu"])
+    # system= left out and no 'system' column: one system, so the repeated items are named
+    with pytest.raises(ValueError, match=r"duplicate \(doc\) key: doc='d0'.*name their "
+                                         r"column with system="):
         bm.from_wide(_wide_frame(), item="doc", metrics=["bleu"])
 
 
-def test_single_system_is_rejected():
+def test_single_system_reads_and_minimum_is_checked_by_analyses():
+    # validate() accepts one system since the redesign (files of one system's outputs);
+    # an analysis that needs several asks for them with validate(min_systems=) / select.require
     df = _wide_frame()
     df = df[df["sys"] == "A"]
+    ds = _wide(df)
+    assert ds.sizes["system"] == 1
     with pytest.raises(ValueError, match=r"dim 'system' has 1 label\(s\) \('A'\)"):
-        _wide(df)
+        bm.validate(ds, min_systems=2)
 
 
 def test_validator_names_duplicate_labels_and_wrong_dims():

@@ -86,9 +86,19 @@ def _standardise(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = xv.sum(-1, keepdims=True) / n
         dev = np.where(valid, x - mean, 0.0)
+        # rescale first (correlations are scale-free): the squares of tiny scores such as
+        # smoothed BLEU (1e-231) underflow to 0 and would read as a constant
+        big = np.abs(dev).max(-1, keepdims=True)
+        dev = np.where(big > 0, dev / np.where(big > 0, big, 1.0), 0.0)
         sd = np.sqrt((dev * dev).sum(-1, keepdims=True) / n)
         out = np.where(sd > 0, dev / sd, 0.0)
     return np.nan_to_num(out)
+
+
+def _scale(x: np.ndarray) -> np.ndarray:
+    """The largest absolute value along the last axis (1 where all are 0)."""
+    big = np.abs(x).max(-1, keepdims=True)
+    return np.where(big > 0, big, 1.0)
 
 
 def _kendall_finish(num, tx, tz, total, variant, dx=None, dz=None):
@@ -274,6 +284,7 @@ def direct_small(
     with np.errstate(invalid="ignore", divide="ignore"):
         if "pearson" in coefficients:
             xv, zv = np.where(valid, x, 0.0), np.where(valid, z, 0.0)
+            xv, zv = xv / _scale(xv), zv / _scale(zv)  # no underflow of tiny scores
             mx = (w * xv).sum(-1, keepdims=True) / total[..., None]
             mz = (w * zv).sum(-1, keepdims=True) / total[..., None]
             dx, dz = np.where(valid, xv - mx, 0.0), np.where(valid, zv - mz, 0.0)

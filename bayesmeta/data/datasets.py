@@ -1,10 +1,12 @@
-"""Built-in datasets: the SummEval case study of MetricEval and simulated SummEval-shaped data."""
+"""Built-in datasets: the SummEval case study of MetricEval, paper 002's meta-evaluation files
+(``nlgeval``), and simulated SummEval-shaped data."""
 
 from __future__ import annotations
 
 import os
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 import xarray as xr
@@ -122,6 +124,127 @@ def summeval(path: str | Path | None = None, *, download: bool = True) -> xr.Dat
     ds.attrs.update(
         source="SummEval (Fabbri et al., 2021) as prepared for MetricEval (Xiao et al., 2023)",
         path=str(folder),
+    )
+    return ds
+
+
+#: paper 002's human judgment columns per dataset (its Table 1); averaged over annotators
+NLGEVAL_HUMAN: dict[str, tuple[str, ...]] = {
+    "BAGEL": ("informativeness", "naturalness", "quality"),
+    "QAGS_CNN": ("fact",),
+    "QAGS_XSUM": ("fact",),
+    "SFHOT": ("informativeness", "naturalness", "quality"),
+    "SFRES": ("informativeness", "naturalness", "quality"),
+    "usr_persona_mean": ("Understandable", "Natural", "Maintains Context", "Engaging",
+                         "Uses Knowledge", "Overall"),
+    "usr_topic_mean": ("Understandable", "Natural", "Maintains Context", "Engaging",
+                       "Uses Knowledge", "Overall"),
+    "webnlg": ("fluency", "grammar", "semantics"),
+}
+
+
+def find_nlgeval(path: str | Path | None = None) -> Path:
+    """The folder holding paper 002's per-output files (``<dataset>.csv``).
+
+    Search order: ``path`` (the folder itself, or one with an ``origin/`` or
+    ``nlgeval/origin/`` subfolder); then ``$BAYESMETA_DATA/nlgeval/origin`` (or
+    ``../shared/data`` beside the repo). The files are not downloaded.
+    """
+    bases = [Path(path)] if path is not None else []
+    if path is None and data_home() is not None:
+        bases.append(data_home())
+    for base in bases:
+        for folder in (base, base / "origin", base / "nlgeval" / "origin"):
+            if folder.is_dir() and any(folder.glob("*.csv")):
+                return folder
+    where = repr(str(path)) if path is not None else "BAYESMETA_DATA (or ../shared/data)"
+    raise FileNotFoundError(f"no nlgeval files (<dataset>.csv, e.g. SFHOT.csv) found in {where} "
+                            f"or its origin/ or nlgeval/origin/ subfolder.")
+
+
+def nlgeval_names(path: str | Path | None = None) -> list[str]:
+    """The datasets of paper 002 whose files are found (see :func:`find_nlgeval`).
+
+    Examples
+    --------
+    >>> import bayesmeta as bm  # doctest: +SKIP
+    >>> bm.datasets.nlgeval_names()  # doctest: +SKIP
+    ['BAGEL', 'QAGS_CNN', 'QAGS_XSUM', 'SFHOT', 'SFRES', 'usr_persona_mean', 'usr_topic_mean',
+     'webnlg']
+    """
+    return sorted((p.stem for p in find_nlgeval(path).glob("*.csv")), key=str.lower)
+
+
+def nlgeval_options(name: str, columns: list[str]) -> dict:
+    """The :func:`~bayesmeta.read_csv` options that read one of paper 002's files: the id is
+    the item (USR: ``<context>_<system>``, split at the first ``_``), the human columns of
+    :data:`NLGEVAL_HUMAN` are continuous judgments, every other column is a metric. For a
+    file not in :data:`NLGEVAL_HUMAN`, the human columns are those without ``_`` in their
+    name (the repository's own rule)."""
+    human = list(NLGEVAL_HUMAN.get(name, [c for c in columns if "_" not in c and c != "id"]))
+    keys = {"id": "id", "id_split": "_"} if name.startswith("usr") else {"item": "id"}
+    metrics = [c for c in columns if c != "id" and c not in human]
+    return {**keys, "human": human, "metrics": metrics}
+
+
+def nlgeval(name: str, path: str | Path | None = None) -> xr.Dataset:
+    """One of paper 002's meta-evaluation datasets (Sheng et al., *Is Reference Necessary in
+    the Evaluation of NLG Systems?*), as its public code scored them.
+
+    One row per generated text: ``judgment(system, item, trait)`` holds the human scores
+    (averaged over annotators, so continuous: SFHOT informativeness 4.5, QAGS fact 0..1);
+    ``score(system, item, metric, run, reference)`` every metric, with one score per
+    reference for the reference-based ones (list cells; SFHOT has 1 to 154 references per
+    output) and reference-free scores at the first reference. Metric coordinates
+    ``inputs`` (``"src"`` / ``"ref"``) and ``reference_based`` come from the column suffixes
+    ``_src_hypo`` / ``_ref_hypo``. USR's ids ``<context>_<system>`` give 4 (persona) or 5
+    (topic) systems (decoding strategies); the other files have no system label and are one
+    system labelled ``"all"``.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`nlgeval_names` (e.g. ``"SFHOT"``, ``"usr_topic_mean"``).
+    path : path, optional
+        See :func:`find_nlgeval`.
+
+    Notes
+    -----
+    The repository's correlations take the FIRST reference of each list
+    (``select.metric_scores(ds, reference="first")``).
+
+    Examples
+    --------
+    >>> import bayesmeta as bm  # doctest: +SKIP
+    >>> ds = bm.datasets.nlgeval("usr_topic_mean")  # doctest: +SKIP
+    >>> dict(ds.sizes)  # doctest: +SKIP
+    {'system': 5, 'item': 60, 'trait': 6, 'metric': 22, 'run': 1, 'reference': 1}
+    """
+    from bayesmeta.data._columns import ReadWarning
+    from bayesmeta.data.io import _header, read_csv
+
+    folder = find_nlgeval(path)
+    file = folder / f"{name}.csv"
+    if not file.is_file():
+        names = nlgeval_names(path)
+        raise ValueError(f"no nlgeval dataset {name!r} in {str(folder)!r}; choose one of "
+                         f"{', '.join(map(repr, names))}.")
+    options = nlgeval_options(name, _header(file, ",", None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = read_csv(file, **options)
+    for w in caught:
+        text = str(w.message)
+        if issubclass(w.category, ReadWarning):
+            lines = [ln for ln in text.split("\n  - ")[1:] if "read as one system" not in ln]
+            if not lines:
+                continue
+            text = text.split("\n  - ")[0] + "\n  - " + "\n  - ".join(lines)
+        warnings.warn(text, w.category, stacklevel=2)
+    ds.attrs.update(
+        source=f"paper 002 (Sheng et al.) {name}, scored by github.com/susisheng/"
+               f"NLGEvaluation (commit 0aa1d45)",
+        path=str(file),
     )
     return ds
 

@@ -1,14 +1,26 @@
-"""Build validated bayesmeta datasets from tables: long, wide, CSV.
+"""Build validated bayesmeta datasets from tables: wide, long, CSV, MetricEval.
 
-Every reader checks its input and raises an error that names the column, value or row at
-fault; nothing is dropped silently. Missing cells become NaN and are counted in a
-:class:`~bayesmeta.data.schema.MissingDataWarning`.
+A wide table has one row per output (system, item[, run]) and one column per metric, rating
+or human score; a long table one row per observation. Every reader
+
+* names each column's role: keys (``system=``, ``item=``, a composite ``id=`` split by
+  ``id_split=``, ``run=``), ordinal ``ratings=`` (integers on ``scale``, by rater), continuous
+  human scores ``human=`` (averages over annotators, pyramid recall, 0..1 judgments: the
+  ``judgment`` variable) and ``metrics=``;
+* classifies the columns not named: numbers and list-valued cells become metrics (when
+  ``metrics=None``), text, empty and identifier columns are left out;
+* reads list-valued cells (``"[0.51, 0.66]"``: one score per reference) into the ``reference``
+  dim of ``score``;
+* announces every decision the caller did not spell out in ONE :class:`ReadWarning`, and
+  records all of them in ``ds.attrs["read_log"]`` (see :func:`read_report`);
+* raises an error that names the column, row or value at fault; nothing is dropped silently.
+  Missing cells become NaN and are counted in a :class:`~bayesmeta.data.schema.MissingDataWarning`.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,212 +28,171 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.data.schema import RATING_DIMS, SCORE_DIMS, _fmt, validate
+from bayesmeta.data import _columns as col
+from bayesmeta.data import _keys
+from bayesmeta.data._columns import ReadWarning
+from bayesmeta.data._wide import build_wide
+from bayesmeta.data.schema import JUDGMENT_DIMS, RATING_DIMS, SCORE_DIMS, _fmt, validate
 
 METRICEVAL_RATING = re.compile(r"^(?P<rater>Expert\.\d+)\.(?P<trait>[A-Za-z]+)$")
+ColumnSpec = Sequence[str] | str | re.Pattern | None
 
 
-def _require_columns(df: pd.DataFrame, columns: Sequence[str], what: str = "column") -> None:
-    for col in columns:
-        if col not in df.columns:
-            close = difflib.get_close_matches(str(col), [str(c) for c in df.columns], n=3)
-            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise ValueError(f"unknown {what} {col!r}: it is not in the data.{hint}")
-
-
-def _numeric(df: pd.DataFrame, col: str) -> np.ndarray:
-    """Convert a column to float, naming the column, row and value that are not numbers."""
-    values = df[col]
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        return values.to_numpy(dtype=float)
-    converted = pd.to_numeric(values, errors="coerce")
-    bad = converted.isna() & values.notna() & (values.astype(str).str.strip() != "")
-    if bad.any():
-        row = bad.idxmax()
-        raise TypeError(
-            f"column {col!r} has non-numeric value {values.loc[row]!r} in row {row}; "
-            f"{int(bad.sum())} such value(s) in all."
-        )
-    return converted.to_numpy(dtype=float)
-
-
-def _check_duplicates(df: pd.DataFrame, keys: Sequence[str]) -> None:
-    dup = df.duplicated(subset=list(keys), keep=False)
-    if dup.any():
-        first = df.loc[dup, list(keys)].iloc[0]
-        pair = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        raise ValueError(
-            f"duplicate ({', '.join(keys)}) key: {pair} appears "
-            f"{int((df[list(keys)] == first.values).all(axis=1).sum())} times; "
-            f"{int(dup.sum())} rows are involved in duplicates."
-        )
-
-
-def _labels(values: pd.Series) -> np.ndarray:
-    return np.asarray(pd.unique(values.astype(str)), dtype=object).astype(str)
-
-
-def _check_scale(values: np.ndarray, scale: tuple[float, float], column: str, rows) -> None:
-    lo, hi = scale
-    finite = ~np.isnan(values)
-    off = finite & ((values < lo) | (values > hi) | (values != np.round(values)))
-    if off.any():
-        i = int(np.argmax(off))
-        raise ValueError(
-            f"column {column!r} has rating {values[i]:g} in row {rows[i]}, which is not an "
-            f"integer on the scale {lo:g}..{hi:g}; {int(off.sum())} such value(s) in all."
-        )
+def _announce(ds: xr.Dataset, notes: list[str], source: str) -> xr.Dataset:
+    """Issue the one ReadWarning of a read, then validate (which counts missing values)."""
+    if notes:
+        warnings.warn(f"reading {source}:\n  - " + "\n  - ".join(notes), ReadWarning,
+                      stacklevel=3)
+    return validate(ds)
 
 
 def from_wide(
     df: pd.DataFrame,
     *,
-    system: str = "system",
-    item: str = "item",
-    ratings: Mapping[str, tuple[str, str]] | str | None = None,
-    metrics: Sequence[str] | None = None,
+    system: str | None = None,
+    item: str | None = None,
+    id: str | None = None,
+    id_split: str | re.Pattern | None = None,
     run: str | None = None,
+    metrics: ColumnSpec = None,
+    ratings: Mapping[str, tuple[str, str]] | str | re.Pattern | None = None,
+    human: Mapping[str, str] | ColumnSpec = None,
     scale: tuple[float, float] = (1, 5),
+    human_scale: tuple[float, float] | None = None,
+    exclude: ColumnSpec = None,
+    reference_based: Mapping[str, bool] | Sequence[str] | None = None,
+    inputs: Mapping[str, str] | None = None,
     metric_trait: Mapping[str, str] | None = None,
+    decimal: str = ".",
 ) -> xr.Dataset:
-    """Build a dataset from a wide table: one row per (system, item[, run]).
+    r"""Build a dataset from a wide table: one row per output (system, item[, run]).
 
     Parameters
     ----------
     df : pandas.DataFrame
         The table.
-    system, item : str
-        Names of the columns that identify the system and the item.
-    ratings : dict or str, optional
-        Rating columns: a mapping ``{column: (rater, trait)}``, or a regular expression with
-        named groups ``rater`` and ``trait`` matched against every column name
-        (e.g. ``r"^(?P<rater>Expert\\.\\d+)\\.(?P<trait>\\w+)$"``).
-    metrics : list of str, optional
-        Metric columns. By default every numeric column that is neither a key nor a rating.
+    system : str, optional
+        The column naming the system. Default: the column ``"system"`` if there is one,
+        else the table is read as ONE system labelled ``"all"`` (a file of outputs with no
+        system label, as paper 002's SFHOT, BAGEL, QAGS and WebNLG files are).
+    item : str, optional
+        The column naming the item (the input). Default: the column ``"item"``.
+    id, id_split : str, optional
+        A composite id holding item and system (``"2140_fragments"``,
+        ``"0_Argmax Decoding"``): ``id`` names the column (default ``"id"`` when
+        ``id_split`` is given); ``id_split`` is a separator, read as ``<item><sep><system>``
+        split at the first separator, or a regular expression with named groups ``item``
+        and ``system`` (e.g. ``r"^(?P<system>[^|]+)\|(?P<item>.+)$"``).
     run : str, optional
-        Column that numbers repeated metric runs; rows then repeat per run.
+        The column labelling repeated metric runs (rows then repeat per run; the labels are
+        kept as strings: ``run=0`` later means the run labelled ``"0"``). Human scores must
+        be the same in every run.
+    metrics : list of str, str or compiled regex, optional
+        The metric columns: a list of names, one name, or a regular expression (a string
+        that is not a column name) searched in every column name. ``[]`` reads no metric.
+        Default: every column holding numbers or list cells that is not a key, rating,
+        human score, excluded, empty or an identifier (``id``, ``story_id``,
+        ``Unnamed: 0``); the chosen metrics are listed in the :class:`ReadWarning`.
+    ratings : dict or str, optional
+        Ordinal ratings by rater (variable ``rating``): a mapping
+        ``{column: (rater, trait)}``, or a regular expression with named groups ``rater``
+        and ``trait`` matched against every column name (e.g.
+        ``r"^(?P<rater>Expert\.\d+)\.(?P<trait>\w+)$"``). Values must be integers on
+        ``scale``; averaged scores belong in ``human=``.
+    human : list of str, dict, str or compiled regex, optional
+        Continuous human scores (variable ``judgment(system, item, trait)``): a list of
+        columns (the trait is the column name), a mapping ``{column: trait}``, one name, or
+        a regular expression (the trait is its named group ``trait`` if it has one, else the
+        column name).
     scale : (min, max)
         The rating scale; ratings must be integers on it.
+    human_scale : (min, max), optional
+        Bounds of the human scores (checked, and stored as attrs of ``judgment``).
+    exclude : list of str, str or compiled regex, optional
+        Columns to leave out on purpose (recorded in the read log, not warned about).
+    reference_based : dict or list of str, optional
+        Metric coordinate ``reference_based``: ``{metric: bool}`` overrides what is inferred,
+        a list names the reference-based metrics (all others are then reference-free).
+        Inferred from paper 002's suffixes (``_ref_hypo``, ``_src_ref_hypo``: True;
+        ``_src_hypo``: False) and from list cells (True); when some metric's status is
+        known this way, the others (no suffix, one number per cell) are taken as
+        reference-free. The coordinate is absent when nothing says.
+    inputs : dict, optional
+        Metric coordinate ``inputs`` (``"src"``, ``"ref"``, ``"src+ref"`` or ``""``),
+        ``{metric: inputs}``; inferred from the same suffixes.
     metric_trait : dict, optional
-        The trait each metric is meant to measure (stored as coordinate ``metric_trait``).
+        The trait each metric is meant to measure (metric coordinate ``metric_trait``).
+    decimal : str
+        The decimal mark of numbers held as text (``","`` for ``"0,51"``).
 
     Returns
     -------
     xarray.Dataset
-        Validated; see :mod:`bayesmeta.data.schema`.
+        Validated (see :mod:`bayesmeta.data.schema`); ``attrs["read_log"]`` records what
+        each column became and why (:func:`read_report`).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the column, row or value: an unknown or missing key column, missing key
+        values, duplicate keys, duplicate column names, a non-numeric or malformed cell
+        (with ``decimal=","`` suggested for decimal commas), a non-integer rating (with
+        ``human=`` suggested), a named column that is entirely empty, infinite scores.
+
+    Warns
+    -----
+    ReadWarning
+        Once, listing the columns left out, the metrics chosen by default, columns read as
+        metrics that look like human scores, labels merged by normalisation, and a table
+        read as one system.
 
     Examples
     --------
     >>> import pandas as pd, bayesmeta as bm
     >>> df = pd.DataFrame({"sys": ["A", "A", "B", "B"], "doc": [1, 2, 1, 2],
-    ...                    "r1_coh": [3, 4, 2, 5], "bleu": [.1, .3, .2, .4]})
-    >>> ds = bm.from_wide(df, system="sys", item="doc",
-    ...                   ratings={"r1_coh": ("r1", "coh")}, metrics=["bleu"])
+    ...                    "coherence": [2.67, 4.0, 3.33, 5.0],
+    ...                    "bleu": ["[.1, .2]", "[.3]", "[.2, .25]", "[.4]"]})
+    >>> ds = bm.from_wide(df, system="sys", item="doc", human=["coherence"], metrics=["bleu"])
     >>> dict(ds.sizes)
-    {'system': 2, 'item': 2, 'rater': 1, 'trait': 1, 'metric': 1, 'run': 1}
-    """
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
-    keys = [system, item] + ([run] if run else [])
-    _require_columns(df, keys, "key column")
-    for k in keys:
-        if df[k].isna().any():
-            raise ValueError(f"key column {k!r} has {int(df[k].isna().sum())} missing value(s).")
-    rating_map: dict[str, tuple[str, str]] = {}
-    if isinstance(ratings, str):
-        pattern = re.compile(ratings)
-        if not {"rater", "trait"} <= set(pattern.groupindex):
-            raise ValueError(f"the ratings pattern {ratings!r} needs named groups 'rater' and "
-                             f"'trait', e.g. r'^(?P<rater>r\\d)_(?P<trait>\\w+)$'.")
-        for col in df.columns:
-            m = pattern.match(str(col))
-            if m:
-                rating_map[str(col)] = (m.group("rater"), m.group("trait"))
-        if not rating_map:
-            raise ValueError(f"no column matches the ratings pattern {ratings!r}.")
-    elif ratings is not None:
-        rating_map = {str(k): (str(v[0]), str(v[1])) for k, v in ratings.items()}
-        _require_columns(df, list(rating_map), "rating column")
-    if metrics is None:
-        metrics = [
-            str(c) for c in df.columns
-            if c not in keys and c not in rating_map
-        ]
-    else:
-        metrics = [str(m) for m in metrics]
-        _require_columns(df, metrics, "metric column")
-    if not rating_map and not metrics:
-        raise ValueError("no rating or metric columns were given or found.")
-    _check_duplicates(df, keys)
+    {'system': 2, 'item': 2, 'trait': 1, 'metric': 1, 'run': 1, 'reference': 2}
 
-    sys_labels, item_labels = _labels(df[system]), _labels(df[item])
-    si = df[system].astype(str).map({s: i for i, s in enumerate(sys_labels)}).to_numpy()
-    ii = df[item].astype(str).map({s: i for i, s in enumerate(item_labels)}).to_numpy()
-    data_vars = {}
-    coords: dict[str, object] = {"system": sys_labels, "item": item_labels}
-    if rating_map:
-        if run:
-            # ratings do not change between runs: take each (system, item) once
-            first = ~df.duplicated(subset=[system, item])
-            sub = df.loc[first]
-        else:
-            sub = df
-        rsi = sub[system].astype(str).map({s: i for i, s in enumerate(sys_labels)}).to_numpy()
-        rii = sub[item].astype(str).map({s: i for i, s in enumerate(item_labels)}).to_numpy()
-        raters = list(dict.fromkeys(v[0] for v in rating_map.values()))
-        traits = list(dict.fromkeys(v[1] for v in rating_map.values()))
-        arr = np.full((len(sys_labels), len(item_labels), len(raters), len(traits)), np.nan)
-        seen: dict[tuple[str, str], str] = {}
-        for col, (r, t) in rating_map.items():
-            if (r, t) in seen:
-                raise ValueError(
-                    f"rating columns {seen[(r, t)]!r} and {col!r} both map to rater {r!r}, "
-                    f"trait {t!r}."
-                )
-            seen[(r, t)] = col
-            vals = _numeric(sub, col)
-            _check_scale(vals, scale, col, sub.index.to_numpy())
-            arr[rsi, rii, raters.index(r), traits.index(t)] = vals
-        data_vars["rating"] = (
-            RATING_DIMS, arr, {"scale_min": float(scale[0]), "scale_max": float(scale[1])}
-        )
-        coords.update(rater=np.array(raters), trait=np.array(traits))
-    if metrics:
-        if run:
-            run_labels = _labels(df[run])
-            ri = df[run].astype(str).map({s: i for i, s in enumerate(run_labels)}).to_numpy()
-        else:
-            run_labels, ri = np.array(["1"]), np.zeros(len(df), dtype=int)
-        arr = np.full((len(sys_labels), len(item_labels), len(metrics), len(run_labels)), np.nan)
-        for m, col in enumerate(metrics):
-            arr[si, ii, m, ri] = _numeric(df, col)
-        data_vars["score"] = (SCORE_DIMS, arr)
-        coords.update(metric=np.array(metrics), run=run_labels)
-    ds = xr.Dataset(data_vars, coords=coords)
-    if metric_trait is not None and metrics:
-        ds = ds.assign_coords(
-            metric_trait=("metric", [str(metric_trait.get(m, "")) for m in metrics])
-        )
-    return validate(ds)
+    R equivalent: ``tidyr::pivot_longer()`` of the metric and rating columns.
+    """
+    ds, notes = build_wide(
+        df, source="a DataFrame", system=system, item=item, id=id, id_split=id_split, run=run,
+        metrics=metrics, ratings=ratings, human=human, scale=scale, human_scale=human_scale,
+        exclude=exclude, reference_based=reference_based, inputs=inputs,
+        metric_trait=metric_trait, decimal=decimal,
+    )
+    return _announce(ds, notes, "a DataFrame")
 
 
 def from_long(
     df: pd.DataFrame,
     *,
     value: str = "value",
-    system: str = "system",
-    item: str = "item",
+    system: str | None = None,
+    item: str | None = None,
+    id: str | None = None,
+    id_split: str | re.Pattern | None = None,
     rater: str | None = None,
     trait: str | None = None,
     metric: str | None = None,
     run: str | None = None,
+    reference: str | None = None,
     scale: tuple[float, float] = (1, 5),
+    human_scale: tuple[float, float] | None = None,
+    decimal: str = ".",
 ) -> xr.Dataset:
     """Build a dataset from a long table: one row per observation.
 
-    Give ``rater`` and ``trait`` for ratings (variable ``rating``), or ``metric`` (and
-    optionally ``run``) for metric scores (variable ``score``). Combine the two with
-    :func:`xarray.merge`.
+    Give ``metric`` (and optionally ``run`` and ``reference``) for metric scores (variable
+    ``score``), ``rater`` and ``trait`` for ordinal ratings (``rating``, integers on
+    ``scale``), or ``trait`` alone for continuous human scores (``judgment``). Keys
+    (``system``, ``item``, ``id``/``id_split``) work as in :func:`from_wide`. A ``value``
+    column of list cells (``"[0.51, 0.66]"``) fills the ``reference`` dim. Combine several
+    long tables with :func:`xarray.merge`; columns not named are left out (one
+    :class:`ReadWarning` lists them).
 
     Examples
     --------
@@ -230,53 +201,143 @@ def from_long(
     ...                    "rater": "r1", "trait": "coh", "value": [3, 4, 2, 5]})
     >>> bm.from_long(df, rater="rater", trait="trait")["rating"].shape
     (2, 2, 1, 1)
+
+    R equivalent: ``tidyr::pivot_wider()``.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}.")
-    if metric is None and (rater is None or trait is None):
-        raise ValueError("give either metric= (scores) or both rater= and trait= (ratings).")
+    ds, notes = _build_long(df, source="a DataFrame", value=value, system=system, item=item,
+                            id=id, id_split=id_split, rater=rater, trait=trait, metric=metric,
+                            run=run, reference=reference, scale=scale,
+                            human_scale=human_scale, decimal=decimal)
+    return _announce(ds, notes, "a DataFrame")
+
+
+def _build_long(df, *, source, value, system, item, id, id_split, rater, trait, metric, run,
+                reference, scale, human_scale, decimal) -> tuple[xr.Dataset, list[str]]:
+    df = col.check_frame(df)
+    if metric is None and trait is None:
+        raise ValueError("give metric= (scores), rater= and trait= (ordinal ratings), or "
+                         "trait= alone (continuous human scores).")
     if metric is not None and (rater is not None or trait is not None):
-        raise ValueError("give metric= for scores or rater=/trait= for ratings, not both.")
+        raise ValueError("give metric= for scores or rater=/trait= for human scores, not both.")
+    if metric is None and (run is not None or reference is not None):
+        raise ValueError("run= and reference= label metric scores: give metric= too.")
+    keys = _keys.resolve(df, system=system, item=item, id=id, id_split=id_split, run=None,
+                         unique=False)
     if metric is not None:
-        dims = dict(zip(SCORE_DIMS, (system, item, metric, run), strict=True))
+        extra = {"metric": metric, "run": run, "reference": reference}
     else:
-        dims = dict(zip(RATING_DIMS, (system, item, rater, trait), strict=True))
-    cols = [c for c in dims.values() if c is not None]
-    _require_columns(df, [*cols, value])
-    for c in cols:
-        if df[c].isna().any():
-            raise ValueError(f"key column {c!r} has {int(df[c].isna().sum())} missing value(s).")
-    _check_duplicates(df, cols)
-    vals = _numeric(df, value)
-    if metric is None:
-        _check_scale(vals, scale, value, df.index.to_numpy())
-    labels = {}
-    index = []
-    for dim, col in dims.items():
-        if col is None:
-            labels[dim] = np.array(["1"])
-            index.append(np.zeros(len(df), dtype=int))
-        else:
-            labs = _labels(df[col])
-            labels[dim] = labs
-            index.append(df[col].astype(str).map({s: i for i, s in enumerate(labs)}).to_numpy())
+        extra = {"rater": rater, "trait": trait}
+    named = {d: c for d, c in extra.items() if c is not None}
+    col.require_columns(df.columns, [*named.values(), value], "column")
+    for dim, c in named.items():
+        keys.add(dim, _keys.labels(df[c], c, keys.notes))
+        keys.columns[dim] = c
+        keys.log.append((c, dim, "key"))
+    dims = [d for d in ("system", "item", *extra) if d in keys.codes]
+    _keys.check_unique(keys, [d for d in dims if d != "system" or "system" in keys.columns],
+                       df.index)
+    series = df[value]
+    if metric is not None and reference is None and col.is_list_column(series):
+        vals, lengths = col.parse_lists(series, value)
+        keys.labels["reference"] = np.array([str(k + 1) for k in range(vals.shape[1])])
+        keys.log.append((value, "value", f"list cells, 0 to {int(lengths.max())} references"))
+    else:
+        vals = col.to_float(series, value, decimal=decimal)
+        keys.log.append((value, "value", "numbers"))
+    if metric is not None:
+        var, out_dims = "score", [*SCORE_DIMS, *(["reference"] if "reference" in keys.labels
+                                                 else [])]
+    elif rater is not None:
+        col.check_scale(vals, scale, value, df.index.to_numpy())
+        var, out_dims = "rating", list(RATING_DIMS)
+    else:
+        var, out_dims = "judgment", list(JUDGMENT_DIMS)
+    labels = {d: keys.labels.get(d, np.array(["1"])) for d in out_dims}
     arr = np.full(tuple(len(v) for v in labels.values()), np.nan)
-    arr[tuple(index)] = vals
-    name = "score" if metric is not None else "rating"
-    attrs = {} if metric is not None else {"scale_min": float(scale[0]),
-                                            "scale_max": float(scale[1])}
-    ds = xr.Dataset({name: (tuple(dims), arr, attrs)}, coords=labels)
-    return validate(ds)
+    index = tuple(keys.codes[d] if d in keys.codes else np.zeros(len(df), dtype=int)
+                  for d in out_dims if d != "reference" or reference is not None)
+    arr[index] = vals  # list cells: (rows, references) fill the trailing dim
+    attrs = {}
+    if var == "rating":
+        attrs = {"scale_min": float(scale[0]), "scale_max": float(scale[1])}
+    elif var == "judgment" and human_scale is not None:
+        attrs = {"scale_min": float(human_scale[0]), "scale_max": float(human_scale[1])}
+    ds = xr.Dataset({var: (tuple(out_dims), arr, attrs)}, coords=labels)
+    used = set(keys.columns.values()) | {value}
+    left = [c for c in df.columns if c not in used]
+    log = list(keys.log) + [(c, "left out", "not named") for c in left]
+    notes = list(keys.notes)
+    if left:
+        notes.insert(0, f"left out {len(left)} column(s) not named: {_fmt(left, 20)}")
+    col.attach_log(ds, source, "long", log)
+    return ds, notes
+
+
+def read_report(ds: xr.Dataset) -> pd.DataFrame:
+    """What each column of the file became and why, from ``ds.attrs["read_log"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``column``, ``role`` (``system``, ``item``, ``id``, ``run``, ``rating``,
+        ``judgment``, ``metric``, ``left out``, ...) and ``detail``.
+
+    Examples
+    --------
+    >>> import pandas as pd, bayesmeta as bm
+    >>> from bayesmeta.data import read_report
+    >>> df = pd.DataFrame({"system": list("AB"), "item": [1, 1], "bleu": [.1, .2]})
+    >>> read_report(bm.from_wide(df, metrics=["bleu"]))["role"].tolist()
+    ['system', 'item', 'metric']
+    """
+    text = str(ds.attrs.get("read_log", ""))
+    rows = [line.split("\t", 2) for line in text.splitlines() if line]
+    return pd.DataFrame(rows, columns=["column", "role", "detail"])
+
+
+def _header(path: Path, sep: str, encoding: str | None) -> list[str]:
+    head = pd.read_csv(path, sep=sep, encoding=encoding, header=None, nrows=1, dtype=str,
+                       keep_default_na=False)
+    names = [str(v) for v in head.iloc[0].tolist()] if len(head) else []
+    index = pd.Index(names)
+    if index.has_duplicates:
+        dup = index[index.duplicated()].unique()
+        where = {d: [k + 1 for k, n in enumerate(names) if n == d] for d in dup}
+        shown = "; ".join(f"{d!r} (columns {', '.join(map(str, w))})" for d, w in where.items())
+        raise ValueError(f"{str(path)!r} has duplicate column name(s) in its header: {shown}. "
+                         f"Every column needs its own name; rename the copies.")
+    return names
 
 
 def read_csv(
     path: str | Path | Sequence[str | Path],
     *,
     format: str = "wide",
+    system: str | None = None,
+    item: str | None = None,
+    id: str | None = None,
+    id_split: str | re.Pattern | None = None,
+    run: str | None = None,
+    metrics: ColumnSpec = None,
+    ratings: Mapping[str, tuple[str, str]] | str | re.Pattern | None = None,
+    human: Mapping[str, str] | ColumnSpec = None,
     scale: tuple[float, float] = (1, 5),
-    **columns,
+    human_scale: tuple[float, float] | None = None,
+    exclude: ColumnSpec = None,
+    reference_based: Mapping[str, bool] | Sequence[str] | None = None,
+    inputs: Mapping[str, str] | None = None,
+    metric_trait: Mapping[str, str] | None = None,
+    value: str | None = None,
+    rater: str | None = None,
+    trait: str | None = None,
+    metric: str | None = None,
+    reference: str | None = None,
+    decimal: str = ".",
+    sep: str = ",",
+    encoding: str | None = None,
+    na_values: Sequence[str] | None = None,
 ) -> xr.Dataset:
-    """Read one CSV (or several, one per metric run) into a validated dataset.
+    """Read one CSV (or, for MetricEval, several: one per metric run) into a dataset.
 
     Parameters
     ----------
@@ -285,15 +346,29 @@ def read_csv(
         ``run`` dim, labelled ``"1"``, ``"2"``, ...); ratings are taken from the first file
         and must be identical in the others.
     format : {"wide", "long", "metriceval"}
-        ``"metriceval"``: the MetricEval layout (``test_id``, ``model_id``,
-        ``Expert.k.TRAIT`` rating columns, every other column a metric).
-        ``"wide"`` / ``"long"``: passed to :func:`from_wide` / :func:`from_long` with the
-        column names given as keyword arguments (``system=``, ``item=``, ...).
+        ``"wide"`` (one row per output; options as in :func:`from_wide`), ``"long"`` (one
+        row per observation; ``value``, ``rater``, ``trait``, ``metric``, ``run``,
+        ``reference`` as in :func:`from_long`) or ``"metriceval"`` (MetricEval's layout:
+        ``test_id``, ``model_id``, ``Expert.k.TRAIT`` ratings, every other column a metric).
+    system, item, id, id_split, run, metrics, ratings, human, scale, human_scale, exclude,
+    reference_based, inputs, metric_trait
+        See :func:`from_wide`.
+    value, rater, trait, metric, reference
+        Long format only; see :func:`from_long`.
+    decimal, sep, encoding, na_values
+        Passed to :func:`pandas.read_csv` (``decimal=","`` and ``sep=";"`` for files
+        written with decimal commas); cells in ``na_values`` are missing.
 
     Examples
     --------
     >>> import bayesmeta as bm  # doctest: +SKIP
+    >>> ds = bm.read_csv("SFHOT.csv", item="id",  # doctest: +SKIP
+    ...                  human=["informativeness", "naturalness", "quality"])
+    >>> ds = bm.read_csv("usr_topic_mean.csv", id="id", id_split="_",  # doctest: +SKIP
+    ...                  human=["Understandable", "Natural", "Overall"])
     >>> ds = bm.read_csv(["run1.csv", "run2.csv"], format="metriceval")  # doctest: +SKIP
+
+    R equivalent: ``readr::read_csv()`` followed by the pivots of :func:`from_wide`.
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     if not paths:
@@ -301,28 +376,57 @@ def read_csv(
     for p in paths:
         if not Path(p).is_file():
             raise FileNotFoundError(f"CSV file not found: {str(p)!r}.")
+    wide_opts = dict(system=system, item=item, id=id, id_split=id_split, run=run,
+                     metrics=metrics, ratings=ratings, human=human, human_scale=human_scale,
+                     exclude=exclude, reference_based=reference_based, inputs=inputs,
+                     metric_trait=metric_trait)
+    long_opts = dict(value=value, rater=rater, trait=trait, metric=metric,
+                     reference=reference)
     if format == "metriceval":
-        if columns:
-            raise TypeError(
-                f"format='metriceval' fixes the columns; unexpected argument(s) "
-                f"{', '.join(columns)}."
-            )
+        given = [k for k, v in {**wide_opts, **long_opts}.items() if v is not None]
+        if given:
+            raise TypeError(f"format='metriceval' fixes the columns; unexpected argument(s) "
+                            f"{', '.join(given)}.")
         return _read_metriceval(paths, scale=scale)
+    if format not in ("wide", "long"):
+        raise ValueError(f"format must be 'wide', 'long' or 'metriceval', got {format!r}.")
+    if format == "wide" and any(v is not None for v in long_opts.values()):
+        wrong = [k for k, v in long_opts.items() if v is not None]
+        raise TypeError(f"{', '.join(wrong)} belong to format='long'; a wide table names "
+                        f"its metric and human columns with metrics=, human=, ratings=.")
+    if format == "long":
+        wrong = [k for k in ("metrics", "ratings", "human", "exclude", "reference_based",
+                             "inputs", "metric_trait") if wide_opts[k] is not None]
+        if wrong:
+            raise TypeError(f"{', '.join(wrong)} belong to format='wide'; a long table names "
+                            f"its columns with value=, metric=, rater=, trait=.")
     if len(paths) != 1:
         raise ValueError(f"format={format!r} reads one file; got {len(paths)}.")
-    df = pd.read_csv(paths[0])
+    p = Path(paths[0])
+    names = _header(p, sep, encoding)
+    if len(names) == 1 and sep == "," and (";" in names[0] or "\t" in names[0]):
+        guess = ";" if ";" in names[0] else "\\t"
+        raise ValueError(f"{str(p)!r} has a single column {names[0][:60]!r}: it seems to be "
+                         f"separated by {guess!r}; pass sep={guess!r}"
+                         + (" (and decimal=',' for decimal commas)." if guess == ";" else "."))
+    df = pd.read_csv(p, sep=sep, decimal=decimal, encoding=encoding, na_values=na_values)
+    source = repr(str(p))
     if format == "wide":
-        return from_wide(df, scale=scale, **columns)
-    if format == "long":
-        return from_long(df, scale=scale, **columns)
-    raise ValueError(f"format must be 'wide', 'long' or 'metriceval', got {format!r}.")
+        ds, notes = build_wide(df, source=source, scale=scale, decimal=decimal, **wide_opts)
+    else:
+        ds, notes = _build_long(
+            df, source=source, value=value or "value", system=system, item=item, id=id,
+            id_split=id_split, rater=rater, trait=trait, metric=metric, run=run,
+            reference=reference, scale=scale, human_scale=human_scale, decimal=decimal)
+    return _announce(ds, notes, source)
 
 
 def _read_metriceval(paths: Sequence[str | Path], *, scale: tuple[float, float]) -> xr.Dataset:
     frames = []
     for k, p in enumerate(paths):
+        _header(Path(p), ",", None)
         df = pd.read_csv(p)
-        _require_columns(df, ["test_id", "model_id"], "MetricEval key column")
+        col.require_columns(df.columns, ["test_id", "model_id"], "MetricEval key column")
         frames.append(df.assign(__run__=str(k + 1)))
     rating_cols = [c for c in frames[0].columns if METRICEVAL_RATING.match(str(c))]
     metric_cols = [
@@ -349,16 +453,15 @@ def _read_metriceval(paths: Sequence[str | Path], *, scale: tuple[float, float])
     df = pd.concat(frames, ignore_index=True)
     ratings = {c: tuple(METRICEVAL_RATING.match(c).group("rater", "trait")) for c in rating_cols}
     metric_trait = {m: _metriceval_trait(m) for m in metric_cols}
-    return from_wide(
-        df,
-        system="model_id",
-        item="test_id",
-        ratings=ratings or None,
-        metrics=metric_cols,
-        run="__run__",
-        scale=scale,
-        metric_trait=metric_trait,
+    source = ", ".join(repr(str(p)) for p in paths)
+    ds, notes = build_wide(
+        df, source=source, system="model_id", item="test_id", id=None, id_split=None,
+        run="__run__", metrics=metric_cols, ratings=ratings or None, human=None, scale=scale,
+        human_scale=None, exclude=None, reference_based=None, inputs=None,
+        metric_trait=metric_trait, decimal=".",
     )
+    ds.attrs["format"] = "metriceval"
+    return _announce(ds, notes, source)
 
 
 def _metriceval_trait(metric: str) -> str:

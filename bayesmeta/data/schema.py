@@ -186,9 +186,9 @@ def _check_judgments(judgment: xr.DataArray) -> None:
     if np.isinf(values).any():
         first = np.argwhere(np.isinf(values))[0]
         raise ValueError(f"judgment has an infinite value for trait "
-                         f"{judgment['trait'].values[first[2]]!r} (system "
-                         f"{judgment['system'].values[first[0]]!r}, item "
-                         f"{judgment['item'].values[first[1]]!r}).")
+                         f"{str(judgment['trait'].values[first[2]])!r} (system "
+                         f"{str(judgment['system'].values[first[0]])!r}, item "
+                         f"{str(judgment['item'].values[first[1]])!r}).")
     lo, hi = judgment.attrs.get("scale_min"), judgment.attrs.get("scale_max")
     if lo is None and hi is None:
         return
@@ -199,9 +199,9 @@ def _check_judgments(judgment: xr.DataArray) -> None:
         first = np.argwhere(off)[0]
         raise ValueError(
             f"judgment {values[tuple(first)]:g} of trait "
-            f"{judgment['trait'].values[first[2]]!r} (system "
-            f"{judgment['system'].values[first[0]]!r}, item "
-            f"{judgment['item'].values[first[1]]!r}) is off the declared scale "
+            f"{str(judgment['trait'].values[first[2]])!r} (system "
+            f"{str(judgment['system'].values[first[0]])!r}, item "
+            f"{str(judgment['item'].values[first[1]])!r}) is off the declared scale "
             f"{lo:g}..{hi:g}; {int(off.sum())} such value(s) in all."
         )
 
