@@ -97,7 +97,8 @@ def hdi(draws: np.ndarray, ci_prob: float = CI_PROB, axis: tuple[int, ...] = (0,
     if inc < 1 or inc >= n:
         raise ValueError(f"too few draws ({n}) for a {ci_prob:.0%} interval.")
     srt = np.sort(x, axis=-1)
-    width = srt[..., inc:] - srt[..., : n - inc]
+    with np.errstate(invalid="ignore"):  # infinite draws: their window is undefined
+        width = srt[..., inc:] - srt[..., : n - inc]
     nan = np.isnan(width).all(axis=-1)
     lo_idx = np.argmin(np.where(np.isnan(width), np.inf, width), axis=-1)[..., None]
     lo = np.take_along_axis(srt, lo_idx, axis=-1)[..., 0]
