@@ -112,6 +112,15 @@ def test_sufficient_stats_rejects_too_few_items():
         B.sufficient_stats(x, y)
 
 
+def test_legacy_human_keyword_maps_to_the_new_names():
+    with pytest.warns(FutureWarning, match="the mean over raters is the default"):
+        assert C._legacy_human("mean", None) == (None, None)
+    with pytest.warns(FutureWarning, match="raters='Expert.1'"):
+        assert C._legacy_human("Expert.1", None) == (None, "Expert.1")
+    given = xr.DataArray(np.zeros((2, 2)), dims=("system", "item"))
+    assert C._legacy_human(given, None)[0] is given
+
+
 # ============================================================================ structure
 @pytest.fixture(scope="module")
 def pymc():

@@ -585,6 +585,13 @@ def test_judgment_is_fitted_as_a_single_run_variable(tmp_path):
     pd.testing.assert_frame_equal(back.details(), det)
     without = tb.collect(ds, judgments=False)
     assert without.labels == ["m1", "m2", "m3"]
+    d = fit.decision_study(n_items=[10, 40], n_runs=[1, 2])
+    check_table(d.summary())
+    assert ("reliability", "fact", "10", "2") not in d.summary().index  # single-run
+    dback = bm.load(d.save(tmp_path / "dstudy.nc"))
+    pd.testing.assert_frame_equal(dback.summary(), d.summary())
+    pd.testing.assert_frame_equal(dback.details(), d.details())
+    pd.testing.assert_frame_equal(dback.items_needed(), d.items_needed())
 
 
 def test_legacy_sampler_keywords_warn_and_give_the_same_draws():
