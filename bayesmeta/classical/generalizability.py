@@ -162,7 +162,7 @@ def items_for(target: float, s2_system: Any, error_per_item: Any) -> Any:
     Examples
     --------
     >>> from bayesmeta.classical.generalizability import items_for
-    >>> float(items_for(0.9, 1.0, 4.0))
+    >>> round(float(items_for(0.9, 1.0, 4.0)), 10)
     36.0
     """
     return target / (1 - target) * error_per_item / s2_system
