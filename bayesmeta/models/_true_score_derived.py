@@ -80,24 +80,24 @@ def _by_row(values: dict[str, Any], labels: list[str]) -> pd.Series:
                       for est, v in values.items()}, names=["estimand", "variable"])
 
 
-def metriceval(data: xr.Dataset, design: Design) -> pd.Series:
+def metriceval(data: xr.Dataset, design: Design, *, reference: Any = "first") -> pd.Series:
     """MetricEval's estimators through the public classical functions: alpha and SEM of the
-    first run (``bm.consistency``, pairwise-complete) and the Pearson test-retest of run
-    means (``bm.stability``), indexed by ``(estimand, variable)`` with the estimands of
-    :data:`ESTIMANDS`."""
+    first run (:func:`bayesmeta.consistency`, pairwise-complete) and the Pearson test-retest
+    of run means (:func:`bayesmeta.stability`), for the variables of ``design``, indexed by
+    ``(estimand, variable)`` with the estimands of :data:`ESTIMANDS`."""
     from bayesmeta.classical.reliability import consistency, stability
 
-    metrics = [lab for lab, k in zip(design.labels, design.kind, strict=True) if k == "metric"]
-    extra = {"reference": "first"} if "reference" in data.dims else {}
+    def labels(kind: str) -> list[str]:
+        return [lab for lab, k in zip(design.labels, design.kind, strict=True) if k == kind]
+
+    metrics, ratings, judged = labels("metric"), labels("rating"), labels("judgment")
     rows: dict[tuple[str, str], float] = {}
     with warnings.catch_warnings():
-        # constant variables (left out of the fit with their own warning) and missing cells
-        # (reported by the fit) would be announced a second time
-        warnings.simplefilter("ignore", RuntimeWarning)
+        # missing cells are announced by the fit itself
         warnings.simplefilter("ignore", MissingDataWarning)
-        cons = consistency(data, metrics=metrics if "score" in data else None,
-                           **extra).summary()
-        retest = (stability(data, metrics=metrics, **extra).summary()
+        cons = consistency(data, metrics=metrics, raters=ratings or False,
+                           judgments=judged or False, reference=reference).summary()
+        retest = (stability(data, metrics=metrics, reference=reference).summary()
                   if metrics and data.sizes.get("run", 1) > 1 else None)
     for est, value in (("consistency", _read(cons, "alpha")), ("sem", _read(cons, "sem"))):
         rows.update({(est, str(v)): float(x) for v, x in value.items()})
@@ -120,7 +120,7 @@ def _read(table: pd.DataFrame, estimand: str) -> pd.Series:
 
 def reliability_table(post: xr.Dataset, design: Design, anova: dict[str, np.ndarray], *,
                       data: xr.Dataset, target: float, ci_prob: float,
-                      diagnostics: xr.Dataset) -> pd.DataFrame:
+                      diagnostics: xr.Dataset, reference: Any = "first") -> pd.DataFrame:
     """The rows of :func:`bayesmeta.reliability`: posterior columns, the ANOVA plug-in
     ``classical`` (MetricEval's estimators for variables with missing cells), and the detail
     columns ``kind``, ``metriceval`` and ``median``."""
@@ -133,7 +133,7 @@ def reliability_table(post: xr.Dataset, design: Design, anova: dict[str, np.ndar
     S, J = design.y.shape[1], design.y.shape[2]
     classical = _by_row(g_study(anova["ss"], anova["df"], n_systems=S, n_items=J,
                                 n_runs=design.n_runs, target=target), labels)
-    me = metriceval(data, design)
+    me = metriceval(data, design, reference=reference)
     incomplete = pd.Series(~design.complete, index=labels)
     rows = table.index
     est = rows.get_level_values("estimand")

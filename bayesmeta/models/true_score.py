@@ -307,7 +307,7 @@ def reliability(
     names = [n for n in ESTIMANDS if n in post]
     diag = diagnose(post[names])
     table = reliability_table(post, design, anova, data=data, target=target, ci_prob=ci_prob,
-                              diagnostics=diag)
+                              diagnostics=diag, reference=reference)
     report = check_convergence(idata, [n for n in names if n != "items_needed"],
                                diagnostics=diag, warn=False)
     for message in report.messages:
