@@ -42,8 +42,9 @@ from bayesmeta.data import (
     validate,
 )
 from bayesmeta.models.correlation import fit_correlation_model
+from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
-from bayesmeta.models.true_score import decision_study, reliability
+from bayesmeta.models.true_score import reliability
 from bayesmeta.options import ResamplingOptions, SamplerOptions
 from bayesmeta.results import Result, load
 

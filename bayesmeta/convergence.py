@@ -177,7 +177,7 @@ def check_convergence(
                 f"{kind} ESS is {value:.0f} (< {ess_min:g}) for {n_bad} quantit"
                 f"{'y' if n_bad == 1 else 'ies'} (worst: {where}): too few effective draws "
                 f"for stable {what}. Increase draws (and chains)"
-                + ("; fast mode is for previews, use fast=False." if fast else ".")
+                + ("; fast mode is for previews, use sampling='full'." if fast else ".")
             )
     if n_div:
         msgs.append(

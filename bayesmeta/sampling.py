@@ -263,7 +263,7 @@ def describe_run(idata: Any) -> str:
     if a.get("mass_matrix", "diag") != "diag":
         text += f", {a['mass_matrix']} mass matrix"
     if int(a.get("fast", 0)):
-        text += "  [FAST MODE: few draws, a preview; use fast=False for reported numbers]"
+        text += "  [FAST MODE: few draws, a preview; use sampling='full' for reported numbers]"
     return text
 
 

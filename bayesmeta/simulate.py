@@ -27,6 +27,9 @@ metrics)::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import xarray as xr
 
@@ -200,6 +203,15 @@ def simulate_true_score(
     )
 
 
+#: The App. C parameters of one metric, as :func:`simulate_correlation_study` takes them
+#: (and :mod:`bayesmeta.models.correlation` estimates them).
+APP_C_PARAMETERS = ("mu_metric", "mu_human", "tau_metric", "tau_human", "rho",
+                    "sigma_metric", "sigma_human", "r_mu", "r_sigma")
+#: App. C.2 defaults (GPT-4-turbo rows of paper 001's Table 5; SummEval's shape).
+APP_C2 = {"rho_system": 0.92, "rho_item_mean": 0.35, "rho_item_sd": 0.14, "system_sd": 0.67,
+          "within_sd": 1.0}
+
+
 def _discretise(rng: np.random.Generator, values: np.ndarray, levels: int) -> np.ndarray:
     """Categories 1..levels by ``levels - 1`` thresholds drawn uniformly over the range of the
     values (Onoshima et al. 2019, as paper 001 App. C)."""
@@ -208,64 +220,143 @@ def _discretise(rng: np.random.Generator, values: np.ndarray, levels: int) -> np
     return 1.0 + np.searchsorted(cuts, values, side="left")
 
 
+def _truncnorm_draws(rng: np.random.Generator, mu: np.ndarray, sigma: np.ndarray,
+                     size: tuple[int, ...]) -> np.ndarray:
+    """TruncatedNormal(mu, sigma; -1, 1) draws by inverse CDF of uniforms."""
+    from scipy.stats import truncnorm
+
+    mu, sigma = np.broadcast_arrays(mu, sigma)
+    u = rng.uniform(size=size)
+    out = truncnorm.ppf(u, (-1.0 - mu) / sigma, (1.0 - mu) / sigma, loc=mu, scale=sigma)
+    return np.clip(out, -1 + 1e-12, 1 - 1e-12)
+
+
+def _within(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, r: np.ndarray,
+            sx: np.ndarray, sy: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """(metric, human) scores of every output around its system's means ``a``, ``b``
+    (shape ``(..., S)``), with within-system correlation ``r`` and SDs ``sx``, ``sy``."""
+    e1, e2 = rng.standard_normal((2, *a.shape, n_items))
+    rs = r[..., None]
+    x = a[..., None] + sx * e1
+    y = b[..., None] + sy * (rs * e1 + np.sqrt(1 - rs**2) * e2)
+    return x, y
+
+
+def _app_c_truth(P: dict[str, np.ndarray], n_items: int) -> dict[str, np.ndarray]:
+    """Population values of the correlation measures under the App. C model."""
+    from scipy import stats
+
+    lo, hi = (-1 - P["r_mu"]) / P["r_sigma"], (1 - P["r_mu"]) / P["r_sigma"]
+    e_r = stats.truncnorm.mean(lo, hi, loc=P["r_mu"], scale=P["r_sigma"])
+    tx, ty, sx, sy = P["tau_metric"], P["tau_human"], P["sigma_metric"], P["sigma_human"]
+    between = P["rho"] * tx * ty
+    return {
+        "global_pearson": (between + sx * sy * e_r) / np.sqrt((tx**2 + sx**2) * (ty**2 + sy**2)),
+        "within_system_pearson": np.asarray(e_r, dtype=float),
+        "system_pearson": np.asarray(P["rho"], dtype=float),
+        "system_pearson_finite": (between + sx * sy * e_r / n_items) / np.sqrt(
+            (tx**2 + sx**2 / n_items) * (ty**2 + sy**2 / n_items)),
+    }
+
+
+def _as_params(params: xr.Dataset | Mapping[str, Any]) -> xr.Dataset:
+    if isinstance(params, xr.Dataset):
+        ds = params
+    else:
+        ds = xr.Dataset({k: (("metric",) if np.ndim(v) == 1 else
+                             (*tuple(f"dim_{j}" for j in range(np.ndim(v) - 1)), "metric"),
+                             np.asarray(v, float)) for k, v in params.items()})
+    missing = [p for p in APP_C_PARAMETERS if p not in ds]
+    if missing:
+        raise ValueError(f"params: missing {', '.join(missing)}.")
+    return ds[list(APP_C_PARAMETERS)].transpose(..., "metric")
+
+
 def simulate_correlation_study(
-    random_seed: int = 0,
+    random_seed: int | None = 0,
     *,
+    params: xr.Dataset | Mapping[str, Any] | None = None,
     n_systems: int = 16,
     n_items: int = 100,
-    rho_system: float = 0.92,
-    rho_item_mean: float = 0.35,
-    rho_item_sd: float = 0.14,
-    system_sd: float = 0.67,
-    within_sd: float = 1.0,
+    rho_system: float | None = None,
+    rho_item_mean: float | None = None,
+    rho_item_sd: float | None = None,
+    system_sd: float | None = None,
+    within_sd: float | None = None,
     human_levels: int | None = None,
     metric_levels: tuple[int, ...] = (),
+    r: Any = None,
 ) -> xr.Dataset:
     r"""Metric and human scores from the hierarchical bivariate model of paper 001, App. C.
 
-    For system :math:`j`, the outputs' (metric, human) scores are bivariate normal around the
-    system's true levels, with a system-specific correlation:
+    For system :math:`s` the outputs' (metric, human) scores are bivariate normal around the
+    system's true levels :math:`(a_s, b_s)`, with a system-specific correlation
+    :math:`r_s`; the system levels are bivariate normal with correlation :math:`\rho`:
 
     .. math::
 
-        (\mu^x_j, \mu^y_j) &\sim N_2\big(0, \tau^2 \begin{pmatrix} 1 & \rho_s \\ \rho_s & 1
-                              \end{pmatrix}\big), \qquad
-        \rho_j \sim N(\mu_\rho, \sigma_\rho^2) \text{ truncated to } (-1, 1),\\
-        (x_{ji}, y_{ji}) &\sim N_2\big((\mu^x_j, \mu^y_j), \sigma^2 \begin{pmatrix}
-                              1 & \rho_j \\ \rho_j & 1 \end{pmatrix}\big).
+        (a_s, b_s) &\sim N_2\Big((\mu_x, \mu_y), \begin{pmatrix} \tau_x^2 &
+            \rho\tau_x\tau_y \\ \rho\tau_x\tau_y & \tau_y^2 \end{pmatrix}\Big), \qquad
+        r_s \sim N(\mu_r, \sigma_r^2) \text{ truncated to } (-1, 1),\\
+        (x_{si}, y_{si}) &\sim N_2\Big((a_s, b_s), \begin{pmatrix} \sigma_x^2 &
+            r_s\sigma_x\sigma_y \\ r_s\sigma_x\sigma_y & \sigma_y^2 \end{pmatrix}\Big).
 
-    Item-level correlation estimates :math:`E\rho_j`, system-level correlation
-    :math:`\rho_s`. Discrete scores follow Onoshima et al. (2019): ``levels - 1`` thresholds
-    drawn uniformly over the range of the continuous scores. The extraction of the paper's
-    Algorithm 3 is garbled; this is our reading of App. C.1, with defaults from its App. C.2
-    (GPT-4-turbo rows of Table 5: :math:`\rho_s = 0.92`, :math:`\mu_\rho = 0.35`,
-    :math:`\sigma_\rho = 0.14`; 16 systems x 100 inputs as SummEval) and the SummEval
-    coherence ratio of between-system to within-system sd (about 0.67).
+    Two ways to give the parameters:
+
+    * **scalars** (default): one parameter set with :math:`\mu = 0`, :math:`\tau_x = \tau_y`
+      = ``system_sd``, :math:`\sigma_x = \sigma_y` = ``within_sd``, :math:`\rho` =
+      ``rho_system``, :math:`(\mu_r, \sigma_r)` = ``(rho_item_mean, rho_item_sd)``; one
+      human score shared by the metrics ``"continuous"`` and its discretised versions
+      ``"levels_<k>"``. Defaults from App. C.2 (GPT-4-turbo rows of Table 5: 0.92, 0.35,
+      0.14; 16 systems x 100 items; SummEval's between/within SD ratio 0.67). The extraction
+      of the paper's Algorithm 3 is garbled; this is our reading of App. C.1.
+    * **params**: a Dataset (or dict) with the variables of :data:`APP_C_PARAMETERS`, each
+      with dim ``metric`` and optional leading dims (e.g. ``sample`` from
+      ``CorrelationResult.parameter_draws``: posterior predictive datasets); each metric
+      gets its own human score.
+
+    Discrete scores follow Onoshima et al. (2019): ``levels - 1`` thresholds drawn uniformly
+    over the range of the continuous scores.
 
     Parameters
     ----------
-    random_seed : int
+    random_seed : int, optional
+        Seed (drawn and recorded in the attrs when None).
+    params : xarray.Dataset or dict, optional
+        Parameter sets (see above); excludes the scalar parameters.
     n_systems, n_items : int
-    rho_system, rho_item_mean, rho_item_sd : float
-        :math:`\rho_s`, :math:`\mu_\rho`, :math:`\sigma_\rho`.
-    system_sd, within_sd : float
-        :math:`\tau` and :math:`\sigma`.
+    rho_system, rho_item_mean, rho_item_sd, system_sd, within_sd : float, optional
+        :math:`\rho`, :math:`\mu_r`, :math:`\sigma_r`, :math:`\tau`, :math:`\sigma` of the
+        scalar form (defaults :data:`APP_C2`).
     human_levels : int, optional
-        Discretise the human score to this many levels (also returned as ``rating`` on
-        1..levels, rater ``"sim"``, trait ``"T"``); None keeps it continuous.
+        Discretise the human score to this many levels (scalar form: also returned as
+        ``rating`` on 1..levels, rater ``"sim"``, trait ``"T"``); None keeps it continuous.
     metric_levels : tuple of int
-        Extra metrics: the continuous metric discretised to each number of levels.
+        Extra metrics: each continuous metric discretised to each number of levels
+        (``"levels_<k>"`` in the scalar form, ``"<metric>.levels_<k>"`` with params).
+    r : array-like, optional
+        With ``params``: fixed within-system correlations, dims ``(..., metric, system)``
+        (the same-systems posterior predictive); drawn from the truncated normal otherwise.
 
     Returns
     -------
     xarray.Dataset
-        ``score(system, item, metric, run)`` (metric ``"continuous"`` and ``"levels_<k>"``),
-        ``human(system, item)``, ``true_rho_item(system)``, ``true_mean(system, side)``, and
-        attrs ``true_global_pearson`` (:math:`(\tau^2\rho_s + \sigma^2 E\rho_j) / (\tau^2 +
-        \sigma^2)`, also the input-level value for many systems), ``true_item_pearson``
-        (:math:`E\rho_j`), ``true_system_pearson`` (:math:`\rho_s`, infinitely many inputs)
-        and ``true_system_pearson_finite`` (the correlation of system means over
-        ``n_items`` inputs).
+        Scalar form: ``score(system, item, metric, run)``, ``human(system, item)``,
+        ``true_rho_item(system)``, ``true_mean(system, side)`` and attrs
+        ``true_global_pearson`` (:math:`(\tau^2\rho + \sigma^2 E r_s) / (\tau^2 +
+        \sigma^2)`), ``true_within_system_pearson`` (:math:`E r_s`; also under its previous
+        name ``true_item_pearson``), ``true_system_pearson`` (:math:`\rho`, infinitely many
+        items) and ``true_system_pearson_finite`` (system means over ``n_items`` items).
+        With params: ``score(..., system, item, metric, run)``, ``human(..., metric,
+        system, item)``, the true ``r``, ``a``, ``b`` ``(..., metric, system)`` and the same
+        four truths as variables ``true_*(..., metric)`` (general :math:`\tau_x \ne \tau_y`
+        forms); coordinates ``source`` (parameter set) and ``levels`` (0: continuous) on
+        ``metric``.
+
+    References
+    ----------
+    Gao, Hu, Lin & Wan (2024), *Analyzing and Evaluating Correlation Measures in NLG
+    Meta-Evaluation*, App. C (paper 001). Onoshima et al. (2019).
 
     Examples
     --------
@@ -273,45 +364,127 @@ def simulate_correlation_study(
     >>> ds = simulate_correlation_study(1, human_levels=13, metric_levels=(5,))
     >>> [str(m) for m in ds["metric"].values]
     ['continuous', 'levels_5']
+    >>> params = {"mu_metric": [0.0], "mu_human": [0.0], "tau_metric": [0.5],
+    ...           "tau_human": [0.5], "rho": [0.8], "sigma_metric": [1.0],
+    ...           "sigma_human": [1.0], "r_mu": [0.3], "r_sigma": [0.1]}
+    >>> sim = simulate_correlation_study(2, params=params, n_systems=5, n_items=20)
+    >>> dict(sim["human"].sizes)
+    {'metric': 1, 'system': 5, 'item': 20}
     """
+    from bayesmeta.options import resolve_seed
+
+    scalars = {"rho_system": rho_system, "rho_item_mean": rho_item_mean,
+               "rho_item_sd": rho_item_sd, "system_sd": system_sd, "within_sd": within_sd}
+    seed = resolve_seed(random_seed)
+    rng = np.random.default_rng(seed)
+    if params is None:
+        if r is not None:
+            raise ValueError("r= (fixed within-system correlations) needs params=.")
+        given = {k: APP_C2[k] if v is None else float(v) for k, v in scalars.items()}
+        return _study_scalar(rng, seed, n_systems, n_items, human_levels, metric_levels,
+                             **given)
+    named = [k for k, v in scalars.items() if v is not None]
+    if named:
+        raise ValueError(f"give params= or the scalar parameters, not both (got "
+                         f"{', '.join(named)}).")
+    return _study_params(rng, seed, _as_params(params), n_systems, n_items, human_levels,
+                         metric_levels, r)
+
+
+def _study_scalar(rng: np.random.Generator, seed: int, S: int, I: int,
+                  human_levels: int | None, metric_levels: tuple[int, ...], *,
+                  rho_system: float, rho_item_mean: float, rho_item_sd: float,
+                  system_sd: float, within_sd: float) -> xr.Dataset:
+    """One parameter set; system levels before correlations (NumPy's multivariate normal,
+    SciPy's truncnorm), the draw order of the first release, so seeds repeat."""
     from scipy import stats
 
-    rng = np.random.default_rng(random_seed)
-    cov_sys = system_sd**2 * np.array([[1.0, rho_system], [rho_system, 1.0]])
-    mu = rng.multivariate_normal(np.zeros(2), cov_sys, size=n_systems)  # (S, 2)
+    mu = rng.multivariate_normal(np.zeros(2), system_sd**2 * np.array(
+        [[1.0, rho_system], [rho_system, 1.0]]), size=S)  # (S, 2)
     a, b = (-1 - rho_item_mean) / rho_item_sd, (1 - rho_item_mean) / rho_item_sd
-    rho = stats.truncnorm.rvs(a, b, loc=rho_item_mean, scale=rho_item_sd, size=n_systems,
+    rho = stats.truncnorm.rvs(a, b, loc=rho_item_mean, scale=rho_item_sd, size=S,
                               random_state=rng)
-    e1 = rng.standard_normal((n_systems, n_items))
-    e2 = rng.standard_normal((n_systems, n_items))
-    x = mu[:, :1] + within_sd * e1
-    y = mu[:, 1:] + within_sd * (rho[:, None] * e1 + np.sqrt(1 - rho[:, None] ** 2) * e2)
+    x, y = _within(rng, mu[:, 0], mu[:, 1], rho, within_sd, within_sd, I)
     metrics = [x] + [_discretise(rng, x, k) for k in metric_levels]
-    names = ["continuous"] + [f"levels_{k}" for k in metric_levels]
     human = y if human_levels is None else _discretise(rng, y, human_levels)
-    e_rho = float(stats.truncnorm.mean(a, b, loc=rho_item_mean, scale=rho_item_sd))
-    t2, s2 = system_sd**2, within_sd**2
-    coords = {"system": [f"S{s + 1:02d}" for s in range(n_systems)],
-              "item": [f"doc{i + 1:03d}" for i in range(n_items)], "metric": names,
-              "run": ["1"], "side": ["metric", "human"]}
+    P = {"tau_metric": system_sd, "tau_human": system_sd, "sigma_metric": within_sd,
+         "sigma_human": within_sd, "rho": rho_system, "r_mu": rho_item_mean,
+         "r_sigma": rho_item_sd}
+    truth = {f"true_{k}": float(v) for k, v in _app_c_truth(P, I).items()}
+    truth["true_item_pearson"] = truth["true_within_system_pearson"]  # previous name
     ds = xr.Dataset(
         {"score": (SCORE_DIMS, np.stack(metrics, -1)[..., None]),
          "human": (("system", "item"), human),
          "true_rho_item": (("system",), rho),
          "true_mean": (("system", "side"), mu)},
-        coords=coords,
+        coords={"system": [f"S{s + 1:02d}" for s in range(S)],
+                "item": [f"doc{i + 1:03d}" for i in range(I)],
+                "metric": ["continuous"] + [f"levels_{k}" for k in metric_levels],
+                "run": ["1"], "side": ["metric", "human"]},
         attrs={"source": "bayesmeta.simulate.simulate_correlation_study",
-               "random_seed": random_seed,
-               "true_global_pearson": (t2 * rho_system + s2 * e_rho) / (t2 + s2),
-               "true_item_pearson": e_rho, "true_system_pearson": rho_system,
-               "true_system_pearson_finite": (t2 * rho_system + s2 * e_rho / n_items)
-               / (t2 + s2 / n_items)},
+               "random_seed": seed, **truth},
     )
     if human_levels is not None:
         ds["rating"] = (RATING_DIMS, human[:, :, None, None],
                         {"scale_min": 1.0, "scale_max": float(human_levels)})
         ds = ds.assign_coords(rater=["sim"], trait=["T"])
     return ds
+
+
+def _study_params(rng: np.random.Generator, seed: int, ds: xr.Dataset, S: int, I: int,
+                  human_levels: int | None, metric_levels: tuple[int, ...],
+                  r: Any) -> xr.Dataset:
+    """Parameter sets with dim ``metric`` (and leading dims); correlations before system
+    levels (inverse-CDF truncated normal, then a Cholesky factor), the draw order of the
+    first release's posterior-predictive simulator, so seeds repeat."""
+    lead = [d for d in ds["rho"].dims if d != "metric"]
+    P = {k: np.asarray(ds[k].values, float) for k in APP_C_PARAMETERS}
+    shape = P["rho"].shape  # (..., M)
+    if r is None:
+        rr = _truncnorm_draws(rng, P["r_mu"][..., None], P["r_sigma"][..., None], (*shape, S))
+    else:
+        rr = np.broadcast_to(np.asarray(r.values if isinstance(r, xr.DataArray) else r,
+                                        float), (*shape, S))
+    z1, z2 = rng.normal(size=(2, *shape, S))
+    tx, ty, rho = P["tau_metric"][..., None], P["tau_human"][..., None], P["rho"][..., None]
+    a = P["mu_metric"][..., None] + tx * z1
+    b = P["mu_human"][..., None] + ty * (rho * z1 + np.sqrt(1 - rho**2) * z2)
+    x, y = _within(rng, a, b, rr, P["sigma_metric"][..., None, None],
+                   P["sigma_human"][..., None, None], I)  # (..., M, S, I)
+    names = [str(m) for m in (ds["metric"].values if "metric" in ds.coords
+                              else [f"m{j}" for j in range(shape[-1])])]
+    src, levels, xs = [], [], []
+    for j in range(shape[-1]):
+        for k in (0, *metric_levels):
+            src.append(j)
+            levels.append(int(k))
+            xs.append(x[..., j, :, :] if k == 0 else np.stack(
+                [_discretise(rng, x[(*idx, j)], k) for idx in np.ndindex(*shape[:-1])]
+            ).reshape(x[..., j, :, :].shape))
+    if human_levels is not None:
+        for j in range(shape[-1]):
+            for idx in np.ndindex(*shape[:-1]):
+                y[(*idx, j)] = _discretise(rng, y[(*idx, j)], human_levels)
+    labels = [names[j] if k == 0 else f"{names[j]}.levels_{k}"
+              for j, k in zip(src, levels, strict=True)]
+    nl = len(lead)
+    score = np.moveaxis(np.stack(xs, axis=nl), nl, -1)[..., None]  # (..., S, I, M', run)
+    m = ("metric",)
+    out = {"score": ((*lead, "system", "item", "metric", "run"), score),
+           "human": ((*lead, *m, "system", "item"), y[..., src, :, :]),
+           "r": ((*lead, *m, "system"), rr[..., src, :]),
+           "a": ((*lead, *m, "system"), a[..., src, :]),
+           "b": ((*lead, *m, "system"), b[..., src, :])}
+    for key, value in _app_c_truth(P, I).items():
+        out[f"true_{key}"] = ((*lead, *m), np.asarray(value)[..., src])
+    coords: dict[str, Any] = {"metric": labels, "source": ("metric", [names[j] for j in src]),
+                              "levels": ("metric", levels),
+                              "system": [f"s{j}" for j in range(S)],
+                              "item": [f"i{j}" for j in range(I)], "run": ["1"]}
+    coords.update({d: ds[d].values for d in lead if d in ds.coords})
+    return xr.Dataset(out, coords=coords,
+                      attrs={"source": "bayesmeta.simulate.simulate_correlation_study "
+                                       "(paper 001, App. C)", "random_seed": seed})
 
 
 def simulate_rater(

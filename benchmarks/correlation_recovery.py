@@ -31,6 +31,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.models import correlation as C
+from bayesmeta.simulate import simulate_correlation_study
 
 
 def summeval_like(n: int, seed: int) -> xr.Dataset:
@@ -64,19 +65,19 @@ def main() -> None:
     params = (C.sample_prior(n, random_seed=args.seed) if args.scenario == "prior"
               else summeval_like(n, args.seed))
     params = params.assign_coords(metric=[f"d{j}" for j in range(n)])
-    sim = C.simulate_correlation_data(params, n_systems=args.n_systems, n_items=args.n_items,
-                                      random_seed=args.seed + 1)
+    sim = simulate_correlation_study(args.seed + 1, params=params, n_systems=args.n_systems,
+                                     n_items=args.n_items)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = C.fit_correlation_model(sim, human=sim["human"], draws=args.draws,
-                                      tune=args.tune, chains=args.chains,
-                                      centered=args.centered, random_seed=args.seed + 2)
+        fit = C.fit_correlation_model(
+            sim, human=sim["human"], centered=args.centered, random_seed=args.seed + 2,
+            sampling={"draws": args.draws, "tune": args.tune, "chains": args.chains})
     wall = time.perf_counter() - t0
-    tab = fit.summary()
-    truth = {"item_level": sim["r"].mean("system").values,
-             "system_level": params["rho"].values,
-             "item_level_sd": params["r_sigma"].values}
+    tab = fit.summary().droplevel("trait")
+    truth = {"within_system_pearson": sim["r"].mean("system").values,
+             "system_pearson": params["rho"].values,
+             "within_system_sd": params["r_sigma"].values}
     rows = []
     for est, true in truth.items():
         sub = tab.xs(est, level="estimand").loc[params["metric"].values]
@@ -92,9 +93,10 @@ def main() -> None:
             "min_ess_bulk": sub["ess_bulk"].min(),
         })
     # r_mu (population location) from the parameter table
-    item_classical = tab.xs("item_level", level="estimand").loc[
+    item_classical = tab.xs("within_system_pearson", level="estimand").loc[
         params["metric"].values, "classical"].values  # the classical estimate of r_mu too
-    par = fit.parameters().xs("r_mu", level="parameter").loc[params["metric"].values]
+    par = fit.parameters().droplevel("trait").xs("r_mu", level="estimand").loc[
+        params["metric"].values]
     true = params["r_mu"].values
     cover = (par["hdi_low"].values <= true) & (true <= par["hdi_high"].values)
     rows.append({"estimand": "r_mu", "coverage": cover.mean(),

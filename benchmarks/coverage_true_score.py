@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.models.true_score import g_coefficient, stability_coefficient
+from bayesmeta.classical.generalizability import g_coefficient, stability_coefficient
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_true_score
 
@@ -69,10 +69,10 @@ def coverage(ds, *, fast: bool, seed: int, label: str) -> pd.DataFrame:
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        fit = bm.reliability(ds, fast=fast, random_seed=seed)
+        fit = bm.reliability(ds, sampling={"fast": fast}, random_seed=seed)
     elapsed = time.perf_counter() - t0
-    dstudy = bm.decision_study(fit, items=sorted({i for i, _ in DSTUDY}),
-                               runs=sorted({r for _, r in DSTUDY})).summary()
+    dstudy = bm.decision_study(fit, n_items=sorted({i for i, _ in DSTUDY}),
+                               n_runs=sorted({r for _, r in DSTUDY})).summary()
     true = truth(ds, J, fit.target)
     tab = fit.summary()
     rows = []
@@ -80,7 +80,8 @@ def coverage(ds, *, fast: bool, seed: int, label: str) -> pd.DataFrame:
         sub = tab.xs(est, level="estimand").loc[true.index]
         rows.append((est, sub, true[est]))
     for items, runs in DSTUDY:
-        sub = dstudy.xs((runs, items), level=("runs", "items")).loc[true.index]
+        sub = dstudy.xs(("reliability", str(runs), str(items)),
+                        level=("estimand", "n_runs", "n_items")).loc[true.index]
         rows.append((f"rho({items},{runs})", sub, true[f"rho({items},{runs})"]))
     n = len(true)
     lo, hi = stats.binom.ppf([0.025, 0.975], n, CI) / n

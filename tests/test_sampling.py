@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bayesmeta.results import bayes_summary, hdi
+from bayesmeta.options import SamplerOptions
+from bayesmeta.results import hdi
 from bayesmeta.sampling import (
     ConvergenceWarning,
     cached_model,
@@ -22,6 +23,7 @@ from bayesmeta.sampling import (
     diagnose,
     sample,
 )
+from bayesmeta.summaries import posterior_table
 
 
 def _idata(posterior: dict[str, np.ndarray], diverging=None, depth=None, fast=0):
@@ -50,18 +52,23 @@ def test_cached_model_builds_once_per_key():
     assert len(calls) == 2
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
+@pytest.mark.parametrize(("options", "match"), [
     ({"sampler": "stan"}, "sampler must be one of"),
     ({"draws": 0}, "draws must be an integer >= 1"),
     ({"chains": 1.5}, "chains must be an integer"),
     ({"target_accept": 1.2}, "target_accept must be in"),
-    ({"random_seed": -1}, "random_seed must be >= 0"),
     ({"mass_matrix": "dense"}, "mass_matrix must be one of"),
     ({"mass_matrix": "low_rank", "sampler": "pymc"}, "needs sampler='nutpie'"),
+    ({"draw": 10}, "unknown option"),
 ])
-def test_sample_validates_arguments(kwargs, match):
+def test_sample_validates_arguments(options, match):
     with pytest.raises((ValueError, TypeError), match=match):
-        sample(object(), **kwargs)
+        sample(object(), options)
+
+
+def test_sample_validates_the_seed():
+    with pytest.raises(ValueError, match="random_seed must be >= 0"):
+        sample(object(), "fast", random_seed=-1)
 
 
 def test_check_convergence_flags_rhat_ess_divergences_and_treedepth():
@@ -116,15 +123,21 @@ def test_hdi_matches_arviz():
     np.testing.assert_array_equal(ours, ref)
 
 
-def test_bayes_summary_columns_and_values():
+def test_posterior_table_columns_and_values():
+    """The one summariser on MCMC draws: mean, sd (ddof=1, as ArviZ) and the HDI of
+    :func:`hdi` (checked against ArviZ above), one row per element."""
     rng = np.random.default_rng(3)
     x = rng.normal(2.0, 0.5, size=(2, 800, 3))
-    post = xr.Dataset({"b": (("chain", "draw", "k"), x)}, coords={"k": ["u", "v", "w"]})
-    tab = bayes_summary(post)
-    assert list(tab.columns) == ["variable", "k", "mean", "sd", "hdi_low", "hdi_high", "r_hat",
-                                 "ess_bulk", "ess_tail"]
+    post = xr.Dataset({"b": (("chain", "draw", "metric"), x)},
+                      coords={"metric": ["u", "v", "w"]})
+    tab = posterior_table(post, index=["metric"])
+    assert list(tab.columns) == ["mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk",
+                                 "ess_tail"]
+    assert tab.index.tolist() == [("b", "u"), ("b", "v"), ("b", "w")]
     np.testing.assert_allclose(tab["mean"], x.mean(axis=(0, 1)), rtol=1e-12)
-    np.testing.assert_allclose(tab["sd"], x.std(axis=(0, 1)), rtol=1e-12)
+    np.testing.assert_allclose(tab["sd"], x.reshape(-1, 3).std(axis=0, ddof=1), rtol=1e-12)
+    np.testing.assert_array_equal(tab[["hdi_low", "hdi_high"]].to_numpy(),
+                                  hdi(x, 0.94))
 
 
 def test_describe_run_states_fast_mode():
@@ -146,8 +159,8 @@ def test_non_identified_toy_model_triggers_warnings():
         pm.Normal("z", 0.0, pm.math.exp(v / 2), shape=9)
         pm.Normal("y", x**2, 0.1, observed=y)
     with pytest.warns(ConvergenceWarning) as rec:
-        idata = sample(toy, sampler="pymc", draws=200, tune=200, chains=4, cores=1,
-                       random_seed=11)
+        idata = sample(toy, {"sampler": "pymc", "draws": 200, "tune": 200, "chains": 4,
+                             "cores": 1}, random_seed=11)
         rep = check_convergence(idata, ["x", "v"])
     text = " ".join(str(w.message) for w in rec)
     assert "R-hat" in text and "x" in text
@@ -165,9 +178,24 @@ def test_low_rank_mass_matrix_reaches_nutpie():
     with pm.Model() as m:
         mu = pm.Normal("mu", 0.0, 10.0, shape=3)
         pm.Normal("y", mu, 1.0, observed=np.array([[0.1, -0.3, 0.5]] * 4))
-    idata = sample(m, fast=True, random_seed=3, mass_matrix="low_rank")
+    idata = sample(m, SamplerOptions(fast=True, mass_matrix="low_rank"), random_seed=3)
     assert idata.posterior.attrs["mass_matrix"] == "low_rank"
     assert "low_rank mass matrix" in describe_run(idata)
-    diag = sample(m, fast=True, random_seed=3)
+    diag = sample(m, "fast", random_seed=3)
     assert diag.posterior.attrs["mass_matrix"] == "diag"
     assert not np.allclose(idata.posterior["mu"].values, diag.posterior["mu"].values)
+
+
+def test_legacy_keywords_warn_and_seed_is_recorded():
+    """The previous release's keywords still work for one release (with the new spelling in
+    the warning); a seed is drawn and recorded when none is given."""
+    pm = pytest.importorskip("pymc")
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=np.array([0.1, -0.3, 0.5]))
+    with pytest.warns(FutureWarning, match=r"sampling=\{'fast': True\}"):
+        old = sample(m, fast=True, random_seed=4)
+    new = sample(m, "fast", random_seed=4)
+    np.testing.assert_array_equal(old.posterior["mu"].values, new.posterior["mu"].values)
+    drawn = sample(m, "fast")
+    assert 0 <= drawn.posterior.attrs["random_seed"] < 2**31
