@@ -215,7 +215,7 @@ def corrupt(
     >>> out["corrupted"].tolist()
     ['A man is not playing a guitar', None]
     >>> out["reason"].iloc[1]
-    'the sentence does not open with a noun phrase subject'
+    'no finite verb after the subject'
     """
     values, index = _texts(texts)
     kinds = resolve_kinds(kind)
