@@ -42,6 +42,16 @@ RULES = {"meaning_altering": "greater", "meaning_preserving": "difference",
 EPS = 1e-9
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value (for error messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _first(frame: pd.DataFrame) -> dict[str, Any]:
+    """The first row of a frame with plain Python values (for error messages)."""
+    return {k: _plain(v) for k, v in frame.iloc[0].items()}
+
+
 def pass_outcomes(score_original: np.ndarray, score_corrupted: np.ndarray, *, rule: str,
                   direction: str = "higher", tolerance: float = 0.15, tie_tol: float = 1e-12
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -133,7 +143,7 @@ def _score_table(data: pd.DataFrame, directions: Mapping[str, str] | None) -> pd
             raise ValueError(f"column {col!r} must be numeric, got dtype {out[col].dtype}.")
         inf = np.isinf(out[col].to_numpy(float))
         if inf.any():
-            r = out[inf].iloc[0]
+            r = _first(out[inf])
             raise ValueError(f"column {col!r} holds an infinite value (metric "
                              f"{r['metric']!r}, corruption {r['corruption']!r}, pair_id "
                              f"{r['pair_id']!r}).")
@@ -148,7 +158,7 @@ def _score_table(data: pd.DataFrame, directions: Mapping[str, str] | None) -> pd
         raise ValueError(f"direction must be 'higher' or 'lower', got {bad}.")
     dup = out.duplicated(["corruption", "metric", "n_refs", "pair_id"])
     if dup.any():
-        r = out[dup].iloc[0]
+        r = _first(out[dup])
         raise ValueError(f"duplicate row for corruption {r['corruption']!r}, metric "
                          f"{r['metric']!r}, n_refs {r['n_refs']!r}, pair_id {r['pair_id']!r}.")
     return out
@@ -333,6 +343,8 @@ def metric_unit_tests(
                                              n_draws=n_draws))
         frames.append(tables.refs_rows(scores, ci_prob=ci_prob, rng=rng, n_draws=n_draws))
     full = pd.concat([f for f in frames if len(f)])
+    for col in ("rule", "direction"):
+        full[col] = full[col].fillna("")  # text details: "" where a row has none
     n_ties = int(cells["n_tie"].sum())
     if n_ties:
         notes.append(f"{n_ties} trials are ties (scores equal up to {tie_tol:g} relative): "

@@ -23,6 +23,16 @@ SCORE_COLUMNS = ("corruption", "category", "metric", "n_refs", "pair_id", "score
 PAIR_COLUMNS = ("corruption", "pair_id", "original", "corrupted")
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value (for error messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _first(frame: pd.DataFrame) -> dict[str, Any]:
+    """The first row of a frame with plain Python values (for error messages)."""
+    return {k: _plain(v) for k, v in frame.iloc[0].items()}
+
+
 def check_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     """Validate a pairs table (``corruption``, ``pair_id``, ``original``, ``corrupted``,
     optional ``category``) and fill the category of known corruptions."""
@@ -35,8 +45,8 @@ def check_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
         bad = out[col].map(lambda v: not isinstance(v, str))
         if bad.any():
             i = bad.idxmax()
-            raise ValueError(f"column {col!r} holds a non-text value {out.loc[i, col]!r} "
-                             f"(row {i!r}, corruption {out.loc[i, 'corruption']!r}).")
+            raise ValueError(f"column {col!r} holds a non-text value {_plain(out.loc[i, col])!r} "
+                             f"(row {i!r}, corruption {_plain(out.loc[i, 'corruption'])!r}).")
     if "category" not in out.columns:
         unknown = sorted(set(out["corruption"]) - set(CATEGORIES))
         if unknown:
@@ -46,8 +56,8 @@ def check_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     dup = out.duplicated(["corruption", "pair_id"])
     if dup.any():
         i = dup.idxmax()
-        raise ValueError(f"duplicate pair_id {out.loc[i, 'pair_id']!r} in corruption "
-                         f"{out.loc[i, 'corruption']!r}.")
+        raise ValueError(f"duplicate pair_id {_plain(out.loc[i, 'pair_id'])!r} in corruption "
+                         f"{_plain(out.loc[i, 'corruption'])!r}.")
     return out
 
 
@@ -76,12 +86,13 @@ def reference_sets(references: Any, pairs: pd.DataFrame) -> pd.DataFrame:
         keys = ["corruption", "pair_id"] if by_corr else ["pair_id"]
         if "n_refs" not in refs.columns:
             counts = refs.groupby(keys)["reference"].transform("size")
-            refs["n_refs"] = counts if counts.nunique() > 1 else int(counts.iloc[0])
+            refs["n_refs"] = "all" if counts.nunique() > 1 else int(counts.iloc[0])
         bad = refs["reference"].map(lambda v: not isinstance(v, str))
         if bad.any():
             i = bad.idxmax()
             raise ValueError(f"column 'reference' holds a non-text value "
-                             f"{refs.loc[i, 'reference']!r} (pair_id {refs.loc[i, 'pair_id']!r}).")
+                             f"{_plain(refs.loc[i, 'reference'])!r} (pair_id "
+                             f"{_plain(refs.loc[i, 'pair_id'])!r}).")
         grouped = refs.groupby([*keys, "n_refs"], sort=False)["reference"].agg(tuple)
         grouped = grouped.rename("refs").reset_index()
         return pairs[["corruption", "pair_id"]].merge(grouped, on=keys, how="inner")
@@ -89,7 +100,8 @@ def reference_sets(references: Any, pairs: pd.DataFrame) -> pd.DataFrame:
         refs = [(r,) if isinstance(r, str) else tuple(r) for r in references]
         lengths = {len(r) for r in refs}
         n = lengths.pop() if len(lengths) == 1 else "all"
-        positions = pairs["_row"] if "_row" in pairs.columns else np.arange(len(pairs))
+        positions = np.asarray(pairs["_row"] if "_row" in pairs.columns
+                               else np.arange(len(pairs)))
         if len(refs) <= int(np.max(positions, initial=-1)):
             raise ValueError(f"{len(refs)} reference lists for {int(np.max(positions)) + 1} "
                              "texts: give one list of references per text.")
@@ -106,12 +118,12 @@ def _fast_index(pairs: pd.DataFrame, refsets: pd.DataFrame) -> pd.DataFrame:
     missing = pairs.merge(have, on=["corruption", "pair_id"], how="left", indicator=True)
     lost = missing[missing["_merge"] == "left_only"]
     if len(lost):
-        r = lost.iloc[0]
+        r = _first(lost)
         raise ValueError(f"{len(lost)} pair(s) have no references, e.g. pair_id "
                          f"{r['pair_id']!r} of corruption {r['corruption']!r}.")
     empty = merged["refs"].map(len) == 0
     if empty.any():
-        r = merged[empty].iloc[0]
+        r = _first(merged[empty])
         raise ValueError(f"pair_id {r['pair_id']!r} of corruption {r['corruption']!r} has an "
                          "empty reference list.")
     return merged
