@@ -208,4 +208,53 @@ def score_pairs(
     return out
 
 
-__all__ = ["PAIR_COLUMNS", "SCORE_COLUMNS", "check_pairs", "reference_sets", "score_pairs"]
+
+
+
+def cached_scores(
+    pairs: pd.DataFrame,
+    references: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    cache_dir: str | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """:func:`score_pairs` for built-in metrics, kept in a cache file keyed by the data, the
+    metrics, the tokenizer used and the package versions (``$BAYESMETA_CACHE``, else
+    ``~/.cache/bayesmeta``), so a long scoring run (e.g. pycocoevalcap on all of MUTT's
+    pairs) is done once per machine. Returns the same table as :func:`score_pairs`."""
+    import hashlib
+    import json
+    from importlib import metadata
+    from pathlib import Path
+
+    from bayesmeta._version import __version__
+    from bayesmeta.data.datasets import _cache_dir
+
+    mets = [get_metric(m) for m in metrics]
+    h = hashlib.sha256()
+    for frame in (pairs, references):
+        h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    versions = []
+    for dist in ("pycocoevalcap", "sacrebleu", "rouge-score"):
+        try:
+            versions.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{dist}=none")
+    h.update(json.dumps([[m.name, m.direction, m.note] for m in mets] + versions
+                        + [__version__]).encode())
+    folder = Path(cache_dir) if cache_dir else _cache_dir()
+    path = folder / f"unit-test-scores-{h.hexdigest()[:20]}.csv.gz"
+    if path.is_file():
+        out = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        out.attrs["notes"] = json.loads(path.with_suffix(".json").read_text())
+        return out
+    out = score_pairs(pairs, references, mets, progress=progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    out.to_csv(path, index=False)
+    path.with_suffix(".json").write_text(json.dumps(out.attrs.get("notes", [])))
+    return out
+
+
+__all__ = ["PAIR_COLUMNS", "SCORE_COLUMNS", "cached_scores", "check_pairs", "reference_sets",
+           "score_pairs"]
