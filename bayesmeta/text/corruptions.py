@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,22 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", text.lower())).strip()
 
 
+@lru_cache(maxsize=20000)
+def _parsed(sentence: str) -> tuple[list[str], list[str]]:
+    from bayesmeta.text import _grammar as g
+
+    return g.strip_final(g.tokenize(sentence))
+
+
+@lru_cache(maxsize=20000)
+def _tagged(words: tuple[str, ...]) -> tuple[Any, ...]:
+    """Tags of a sentence's words, computed once for all corruptions (generators do not
+    modify the tokens)."""
+    from bayesmeta.text import _grammar as g
+
+    return tuple(g.tag(list(words)))
+
+
 def _apply(text: str, kind: str, rng: np.random.Generator) -> str:
     from bayesmeta.text import _generators as gen
     from bayesmeta.text import _grammar as g
@@ -146,9 +163,9 @@ def _apply(text: str, kind: str, rng: np.random.Generator) -> str:
     func = gen.GENERATORS[kind]
     reasons = []
     for k in rng.permutation(len(sentences)) if len(sentences) > 1 else [0]:
-        words, final = g.strip_final(g.tokenize(sentences[k]))
+        words, final = _parsed(sentences[k])
         try:
-            new = func(g.tag(words), rng)
+            new = func(list(_tagged(tuple(words))), rng)
         except gen.NotApplicable as err:
             reasons.append(str(err))
             continue
@@ -228,17 +245,21 @@ def corrupt(
         from tqdm.auto import tqdm
 
         iterator = tqdm(iterator, total=len(values), desc="corrupt")
+    done: dict[tuple[str, str], tuple[str | None, bool, str]] = {}
     for tid, text in iterator:
         for name in kinds:
-            rng = np.random.default_rng([seed, zlib.crc32(text.encode("utf-8")),
-                                         list(CATEGORIES).index(name)])
-            try:
-                new = _apply(text, name, rng)
-                if _norm(new) == _norm(text):
-                    raise gen.NotApplicable("the rule left the text unchanged")
-                rows.append((tid, name, CATEGORIES[name], text, new, True, ""))
-            except gen.NotApplicable as err:
-                rows.append((tid, name, CATEGORIES[name], text, None, False, str(err)))
+            key = (text, name)
+            if key not in done:  # a text's corruption depends on the text and seed only
+                rng = np.random.default_rng([seed, zlib.crc32(text.encode("utf-8")),
+                                             list(CATEGORIES).index(name)])
+                try:
+                    new = _apply(text, name, rng)
+                    if _norm(new) == _norm(text):
+                        raise gen.NotApplicable("the rule left the text unchanged")
+                    done[key] = (new, True, "")
+                except gen.NotApplicable as err:
+                    done[key] = (None, False, str(err))
+            rows.append((tid, name, CATEGORIES[name], text, *done[key]))
 
     out = pd.DataFrame(rows, columns=["text_id", "corruption", "category", "original",
                                       "corrupted", "applied", "reason"])
