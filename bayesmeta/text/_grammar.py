@@ -79,13 +79,13 @@ class Chunk:
 
 
 def tokenize(text: str) -> list[str]:
-    """Words and punctuation marks of ``text`` (contractions and hyphenated words kept
-    whole, possessive 's split off).
+    """Words and punctuation marks of ``text`` (words with an apostrophe or a hyphen, such
+    as possessives, contractions and compounds, kept whole).
 
     Examples
     --------
-    >>> tokenize("A boat's sail, reflected.")
-    ['A', 'boat', "'s", 'sail', ',', 'reflected', '.']
+    >>> tokenize("A boat's sail, well-reflected.")
+    ['A', "boat's", 'sail', ',', 'well-reflected', '.']
     """
     return _TOKEN.findall(text)
 

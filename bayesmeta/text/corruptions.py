@@ -263,7 +263,7 @@ def corrupt(
 
     out = pd.DataFrame(rows, columns=["text_id", "corruption", "category", "original",
                                       "corrupted", "applied", "reason"])
-    out["corrupted"] = out["corrupted"].astype(object)
+    out["corrupted"] = pd.Series([r[4] for r in rows], dtype=object)  # None, not NaN
     out.attrs["random_seed"] = seed
     return out
 
@@ -278,8 +278,8 @@ def coverage(table: pd.DataFrame) -> pd.DataFrame:
     >>> from bayesmeta.text import coverage
     >>> cov = coverage(bm.corrupt(["A man is cutting a potato", "A dog"], "passive",
     ...                           random_seed=0))
-    >>> cov.loc["passive", ["n_texts", "n_applied", "coverage"]].tolist()
-    [2, 1, 0.5]
+    >>> float(cov.loc["passive", "coverage"])
+    0.5
     """
     for col in ("corruption", "applied", "reason"):
         if col not in table.columns:
