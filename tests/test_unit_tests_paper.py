@@ -171,3 +171,20 @@ def test_human_inconsistency_of_negated_subject():
     assert res.details().loc[("mean", "neg_subj"), "n"] == 543
     share = tab.loc[("share_between", "")]
     assert 0.5 < share["classical"] < 0.95
+
+
+@pytest.mark.slow
+def test_meteor_reproduces_table_5_on_determiner_substitution():
+    """METEOR 1.5 (pycocoevalcap, Java) on det_sub: Table 5 prints 55.4, 55.4, 70.8."""
+    pytest.importorskip("pycocoevalcap.bleu.bleu", reason="needs the 'text' extra")
+    from bayesmeta.text import _coco
+    from bayesmeta.text.scoring import score_pairs
+
+    if not _coco.java_available():
+        pytest.skip("METEOR needs Java")
+    pairs, refs, _ = _mutt()
+    scores = score_pairs(pairs[pairs["corruption"] == "det_sub"],
+                         refs[refs["corruption"] == "det_sub"], ["METEOR"], progress=False)
+    acc = bm.metric_unit_tests(scores, random_seed=0, pooled=False, compare=False).accuracy()
+    np.testing.assert_allclose(np.round(acc.loc[("det_sub", "METEOR"), ["5", "10", "20"]]
+                                        .to_numpy(float), 1), [55.4, 55.4, 70.8], atol=1e-9)
