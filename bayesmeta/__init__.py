@@ -14,6 +14,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
+from bayesmeta.classical.human_consistency import human_inconsistency
 from bayesmeta.classical.metameasures import (
     discriminative_power,
     granularity,
@@ -28,6 +29,7 @@ from bayesmeta.classical.reliability import (
     spearman_brown,
     stability,
 )
+from bayesmeta.classical.unit_tests import metric_unit_tests
 from bayesmeta.classical.validity import concurrent_validity, mtmm
 from bayesmeta.compare import compare
 from bayesmeta.data import (
@@ -47,6 +49,7 @@ from bayesmeta.models.rater import rater_bias
 from bayesmeta.models.true_score import reliability
 from bayesmeta.options import ResamplingOptions, SamplerOptions
 from bayesmeta.results import Result, load
+from bayesmeta.text.corruptions import corrupt
 
 __all__ = [
     "MissingDataWarning",
@@ -62,6 +65,7 @@ __all__ = [
     "concurrent_validity",
     "consistency",
     "correlations",
+    "corrupt",
     "datasets",
     "decision_study",
     "discriminative_power",
@@ -70,8 +74,10 @@ __all__ = [
     "from_wide",
     "granularity",
     "granularity_simulation",
+    "human_inconsistency",
     "items_needed",
     "load",
+    "metric_unit_tests",
     "missing_report",
     "mtmm",
     "rank_normalize",
