@@ -72,7 +72,9 @@ def cronbach_alpha(y: np.ndarray) -> np.ndarray:
     >>> from bayesmeta.classical.reliability import cronbach_alpha
     >>> y = np.array([[1., 2, 2], [2, 3, 3], [4, 4, 5], [5, 5, 4]])
     >>> round(float(cronbach_alpha(y)), 4)
-    0.9412
+    0.9444
+
+    R equivalent: ``psych::alpha(y)$total$raw_alpha`` (pingouin: ``cronbach_alpha``).
     """
     y = np.asarray(y, dtype=float)
     J = y.shape[-1]
