@@ -67,7 +67,9 @@ def fisher_interval(r: np.ndarray, n: np.ndarray, ci_prob: float = CI_PROB
     >>> from bayesmeta.classical.validity import fisher_interval
     >>> lo, hi = fisher_interval(0.5, 28, 0.95)
     >>> round(float(lo), 4), round(float(hi), 4)
-    (0.1587, 0.7361)
+    (0.156, 0.7358)
+
+    R equivalent: ``cor.test(x, y, conf.level = 0.95)$conf.int`` (Fisher z).
     """
     r = np.asarray(r, dtype=float)
     n = np.asarray(n, dtype=float)
