@@ -278,3 +278,31 @@ def test_summeval_mtmm_reproduces_metriceval_table1(summeval):
         for k, expected in enumerate(row):
             got = mat.iloc[i, i + k]
             assert got == pytest.approx(expected, abs=0.0051), (mat.index[i], mat.columns[i + k])
+
+
+def test_validity_with_a_continuous_judgment(simulated):
+    """A trait held as a continuous judgment (no raters) enters the MTMM table with method
+    'judgment' and serves as a concurrent-validity criterion."""
+    judged = simulated["rating"].mean("rater").where(simulated["trait"] == "REL")
+    ds = simulated.assign(rating=simulated["rating"].where(simulated["trait"] != "REL"),
+                          judgment=judged)
+    res = bm.mtmm(ds, method="pearson")
+    check_table(res.summary())
+    det = res.details()
+    assert det.loc[("alpha", "REL", ""), "method"] == "judgment"
+    assert det.loc[("correlation", "Rater.1.COH", "REL"), "cell"] == "heterotrait-heteromethod"
+    x = ds["rating"].sel(rater="Rater.1", trait="COH").mean("item").values
+    y = judged.sel(trait="REL").mean("item").values
+    assert res.summary().loc[("correlation", "Rater.1.COH", "REL"), "classical"] == \
+        pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
+    cv = bm.concurrent_validity(ds, "REL")
+    assert (cv.details()["human"] == "REL (judgment)").all()
+
+
+def test_validity_results_round_trip(tmp_path, simulated):
+    for k, res in enumerate((bm.mtmm(simulated), bm.concurrent_validity(
+            simulated, ["COH", "FLU"], method="pearson"))):
+        back = bm.load(res.save(tmp_path / f"r{k}.nc"))
+        assert type(back) is type(res)
+        pd.testing.assert_frame_equal(back.summary(), res.summary())
+        assert str(back) == str(res)
