@@ -286,8 +286,9 @@ def mtmm(
         "")`` for the diagonal, column ``classical``. ``details()``: ``cell`` (Campbell &
         Fiske's block), ``evidence`` (MetricEval's label: reliability, convergent,
         divergent, heterotrait-heteromethod), ``trait``, ``method``, ``trait2``,
-        ``method2``, ``n`` (systems with both system means for a correlation; systems for
-        alpha). ``matrix()``: the square table; ``print()``: the formatted table.
+        ``method2``, ``n`` (systems with both system means for a system-level correlation,
+        outputs with both scores at other levels; systems for alpha). ``matrix()``: the
+        square table; ``print()``: the formatted table.
 
     Notes
     -----
@@ -357,8 +358,9 @@ def mtmm(
                 cell = "divergent"
             else:
                 cell = "heterotrait-heteromethod"
-            rows.append(("correlation", vi, vj, val, cell, ti, mi, tj, mj,
-                         int((observed[i] & observed[j]).sum())))
+            both = (observed[i] & observed[j]) if level == "system" else (
+                ~np.isnan(y[i]) & ~np.isnan(y[j]))
+            rows.append(("correlation", vi, vj, val, cell, ti, mi, tj, mj, int(both.sum())))
     frame = pd.DataFrame(rows, columns=["estimand", "variable", "variable2", "classical",
                                         "evidence", "trait", "method", "trait2", "method2",
                                         "n"])
@@ -425,7 +427,7 @@ def _criteria(ds: xr.Dataset, trait: Any, raters: Any, human: Any, run: Any, ref
     if isinstance(trait, xr.DataArray):
         warnings.warn("concurrent_validity(data, <DataArray>) is deprecated and will be "
                       "removed in the next release; write concurrent_validity(data, "
-                      "human=<DataArray>).", FutureWarning, stacklevel=4)
+                      "human=<DataArray>).", FutureWarning, stacklevel=3)
         hs = select.human_score(ds, human=trait)
         return [(hs.trait, hs.values, hs.label, hs.source)]
     if trait is None:
@@ -446,7 +448,7 @@ def _criteria(ds: xr.Dataset, trait: Any, raters: Any, human: Any, run: Any, ref
             warnings.warn(f"concurrent_validity(data, {key!r}) with a '<rater>.<trait>' "
                           f"label is deprecated and will be removed in the next release; "
                           f"write concurrent_validity(data, {tail!r}, raters={head!r}).",
-                          FutureWarning, stacklevel=4)
+                          FutureWarning, stacklevel=3)
             hs = select.human_score(ds, trait=tail, raters=[head])
             out.append((key, hs.values, hs.label, hs.source))
             continue
