@@ -79,5 +79,5 @@ print(bm.mtmm(data, method="kendall", normalize=True))
 
 # %%
 cv = bm.concurrent_validity(data, ["COH", "CON", "FLU", "REL"]).summary()
-wide = cv["classical"].unstack("criterion")
+wide = cv.xs("system_kendall", level="estimand")["classical"].unstack("trait")
 print(wide.loc[["BARTScore", "G.EVAL.4.COH", "G.EVAL.4.FLU", "SummaQA", "METEOR"]].round(2))
