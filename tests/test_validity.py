@@ -131,13 +131,13 @@ def _loop(x: np.ndarray, y: np.ndarray, method: str, level: str) -> float:
         return f(x.mean(1), y.mean(1))
     if level == "global":
         return f(x.ravel(), y.ravel())
-    if level == "item":
+    if level == "within_system":
         return np.nanmean([f(x[s], y[s]) for s in range(x.shape[0])])
     return np.nanmean([f(x[:, i], y[:, i]) if np.ptp(y[:, i]) > 0 else np.nan
                        for i in range(x.shape[1])])
 
 
-@pytest.mark.parametrize("level", ["system", "item", "input", "global"])
+@pytest.mark.parametrize("level", ["system", "within_system", "within_item", "global"])
 @pytest.mark.parametrize("method", ["kendall", "pearson"])
 def test_concurrent_validity_equals_direct_loop(simulated, level, method):
     res = bm.concurrent_validity(simulated, "REL", method=method, level=level)
@@ -215,9 +215,9 @@ def test_concurrent_validity_human_aligned_by_label(simulated):
     mean = ds["rating"].sel(trait="COH").mean("rater")
     human = mean.assign_coords(item=np.arange(ds.sizes["item"])).rename("COH mean")
     human = human.isel(item=slice(None, None, -1), system=slice(None, None, -1))  # reordered
-    res = bm.concurrent_validity(ds, human=human, level="item", method="pearson")
+    res = bm.concurrent_validity(ds, human=human, level="within_system", method="pearson")
     check_table(res.summary())
-    ref = bm.concurrent_validity(ds, "COH", level="item", method="pearson").summary()
+    ref = bm.concurrent_validity(ds, "COH", level="within_system", method="pearson").summary()
     np.testing.assert_allclose(res.summary()["classical"].to_numpy(),
                                ref["classical"].to_numpy(), rtol=0, atol=1e-15)
     assert set(res.summary().index.get_level_values("trait")) == {"COH mean"}

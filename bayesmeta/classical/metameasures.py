@@ -32,7 +32,7 @@ import xarray as xr
 
 from bayesmeta.classical._corrkernels import direct_small
 from bayesmeta.classical.correlation import measure_draws, parse_measures
-from bayesmeta.classical.metric_comparison import _describe, _inputs, _options
+from bayesmeta.classical.metric_comparison import _inputs, _options
 from bayesmeta.classical.resampling import permutation_test
 from bayesmeta.data import select
 from bayesmeta.data.schema import validate
@@ -141,7 +141,7 @@ def discriminative_power(
                                  "position": np.arange(1, p.sizes["pair"] + 1)})
     return DiscriminativePowerResult(
         table, title="Discriminative power of correlation measures (mean p-value)",
-        info={"data": _describe(data), "human": hs.label,
+        info={"data": select.describe(data), "human": hs.label,
               "metrics": scores.sizes["metric"],
               "test": f"permutation ({scheme}), {n_permutations} permutations, p = "
                       + ("(b+1)/(n+1)" if pvalue == "plus-one" else "b/n")},
@@ -240,7 +240,7 @@ def ranking_consistency(
         ["classical", "rank", "trial_sd", "mc_se"]]
     return RankingConsistencyResult(
         table, title="Ranking consistency of correlation measures (split-half Kendall tau)",
-        info={"data": _describe(data), "human": hs.label, "metrics": x.shape[0],
+        info={"data": select.describe(data), "human": hs.label, "metrics": x.shape[0],
               "trials": n_trials},
         extra={"taus": xr.DataArray(taus, dims=("trial", "measure"),
                                     coords={"measure": names})},
@@ -366,7 +366,7 @@ def granularity(
     table = pd.DataFrame({"classical": vals.T.ravel()}, index=idx)
     return GranularityResult(
         table, title=f"Measures against the granularity of the {target} score",
-        info={"data": _describe(data), "human": label, "metric": metric, "target": target,
+        info={"data": select.describe(data), "human": label, "metric": metric, "target": target,
               "level": "granularity: number of distinct score values"},
         data_hash=data_hash(data),
         extra={"values": xr.DataArray(vals, dims=("granularity", "measure"),

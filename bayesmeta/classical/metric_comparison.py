@@ -39,11 +39,6 @@ from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
 _RESAMPLING_KEYS = ("n_resamples", "unit", "n_permutations", "scheme", "pvalue", "n_jobs")
 
 
-def _describe(ds: xr.Dataset) -> str:
-    return ", ".join(f"{k} {v}" for k, v in ds.sizes.items()
-                     if k in ("system", "item", "rater", "trait", "metric", "run"))
-
-
 def _options(function: str, legacy: dict[str, Any], resampling: Any, raters: Any,
              allowed: Sequence[str] = _RESAMPLING_KEYS) -> tuple[ResamplingOptions, Any]:
     """Fold the keywords of the previous release (``rater=``, ``n_resamples=``, ``unit=``,
@@ -197,7 +192,7 @@ def correlations(
                                      names=["estimand", "trait", "metric"])
     table = pd.DataFrame({"classical": point.T.ravel()}, index=idx)
     extra: dict[str, Any] = {}
-    info = {"data": _describe(data), "human": hs.label, "measures": f"{len(names)}",
+    info = {"data": select.describe(data), "human": hs.label, "measures": f"{len(names)}",
             "kendall": f"tau-{kendall_variant}"}
     seed = None
     kinds: dict[str, Any] = {}
@@ -408,7 +403,7 @@ def compare_metrics(
             coords={"measure": names, "metric": labels, "rank": np.arange(1, M + 1)}),
         "pvalue": xr.DataArray(pv, dims=("measure", "metric", "metric2"), coords=coords),
     }
-    info = {"data": _describe(data), "human": hs.label, "measures": f"{len(names)}",
+    info = {"data": select.describe(data), "human": hs.label, "measures": f"{len(names)}",
             "classical interval": (f"{ci_prob:.0%} percentile bootstrap ({opts.unit}), "
                                    f"{n_resamples} resamples"),
             "posterior": f"Bayesian bootstrap, {n_resamples} draws",

@@ -466,9 +466,6 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-# Transitional: validity.py (migrated separately) imports the old name.
-_describe = describe
-
 
 __all__ = [
     "consistency",

@@ -21,7 +21,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from bayesmeta.classical.correlation import GROUPINGS, measure_draws
+from bayesmeta.classical.correlation import GROUPINGS, canonical_grouping, measure_draws
 from bayesmeta.classical.reliability import cronbach_alpha
 from bayesmeta.data import select
 from bayesmeta.data.schema import owned_traits, validate
@@ -85,9 +85,13 @@ def _check_method(method: str) -> None:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
 
 
-def _check_level(level: str) -> None:
+def _check_level(level: str) -> str:
+    """The grouping's current name (old ``"item"``/``"input"`` warn), or a ValueError."""
+    level = canonical_grouping(level)
     if level not in GROUPINGS:
-        raise ValueError(f"level must be 'system', 'item', 'input' or 'global', got {level!r}.")
+        raise ValueError(f"level must be one of {', '.join(map(repr, GROUPINGS))}, got "
+                         f"{level!r}.")
+    return level
 
 
 # ----------------------------------------------------------------------------- MTMM
@@ -267,7 +271,7 @@ def mtmm(
         Rank-normalise every variable over all outputs before averaging per system
         (MetricEval App. A.2). MetricEval's Table 1 was computed this way: with
         ``normalize=True`` its cells are reproduced to two decimals.
-    level : {"system", "item", "input", "global"}
+    level : {"system", "within_system", "within_item", "global"}
         Grouping of the off-diagonal correlations (paper 001); MTMM tables are system
         level (default).
     ci_prob : float
@@ -322,7 +326,7 @@ def mtmm(
     method = legacy.get("method", method)
     validate(data, warn_missing=False)
     _check_method(method)
-    _check_level(level)
+    level = _check_level(level)
     ci_prob = check_ci_prob(ci_prob)
     spec, sel = _mtmm_spec(data, design, metrics, raters, judgments)
     # group by trait, then method, each in order of first appearance (MetricEval's layout)
@@ -383,10 +387,10 @@ class ConcurrentValidityResult(Result):
 
 def grouped_correlation(x: np.ndarray, y: np.ndarray, method: str, level: str) -> float:
     """Correlation of two (system x item) matrices under one grouping of paper 001:
-    ``system`` (system means), ``global`` (all cells), ``item`` (per system across items,
-    averaged), ``input`` (per item across systems, averaged). A thin wrapper of
+    ``system`` (system means), ``global`` (all cells), ``within_system`` (per system across
+    items, averaged), ``within_item`` (per item across systems, averaged). A thin wrapper of
     :func:`bayesmeta.classical.correlation.measure_draws`."""
-    _check_level(level)
+    level = _check_level(level)
     _check_method(method)
     x = np.asarray(x, dtype=float)
     return float(measure_draws(x[None], np.asarray(y, dtype=float),
@@ -493,7 +497,7 @@ def concurrent_validity(
         Trait(s) with human scores (the mean of the raters, or the judgment); a metric
         name is also accepted (metric-metric validity).
     method : {"kendall", "spearman", "pearson"}
-    level : {"system", "item", "input", "global"}
+    level : {"system", "within_system", "within_item", "global"}
     metrics : list of str, optional
         Metrics to evaluate (default all).
     raters : str or list of str, optional
@@ -553,7 +557,7 @@ def concurrent_validity(
         trait = old["criterion"]
     validate(data, warn_missing=False)
     _check_method(method)
-    _check_level(level)
+    level = _check_level(level)
     ci_prob = check_ci_prob(ci_prob)
     if "score" not in data:
         raise ValueError("concurrent validity needs metric scores: data has no 'score'.")
