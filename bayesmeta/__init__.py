@@ -14,6 +14,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
+from bayesmeta.classical.concurrent import concurrent_validity
 from bayesmeta.classical.human_consistency import human_inconsistency
 from bayesmeta.classical.metameasures import (
     discriminative_power,
@@ -30,7 +31,7 @@ from bayesmeta.classical.reliability import (
     stability,
 )
 from bayesmeta.classical.unit_tests import metric_unit_tests
-from bayesmeta.classical.validity import concurrent_validity, mtmm
+from bayesmeta.classical.validity import mtmm
 from bayesmeta.compare import compare
 from bayesmeta.data import (
     MissingDataWarning,

@@ -187,6 +187,8 @@ class Result:
                                  classical_ci_prob=classical_ci_prob)
         self._details = details.copy() if details is not None else pd.DataFrame(
             index=self._table.index)
+        # column labels as text, so that an empty details() also survives save()/load()
+        self._details.columns = pd.Index([str(c) for c in self._details.columns], dtype="str")
         self.title = title
         self.info = dict(info or {})
         self.idata = idata
