@@ -22,6 +22,7 @@ from bayesmeta.classical.metameasures import (
     ranking_consistency,
 )
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
+from bayesmeta.classical.reference_free import ks_score, metric_kinds
 from bayesmeta.classical.reliability import (
     consistency,
     items_needed,
@@ -76,7 +77,9 @@ __all__ = [
     "granularity_simulation",
     "human_inconsistency",
     "items_needed",
+    "ks_score",
     "load",
+    "metric_kinds",
     "metric_unit_tests",
     "missing_report",
     "mtmm",
