@@ -341,6 +341,8 @@ def ks_score(
     table = pd.DataFrame(rows, columns=["estimand", *idx, "classical", "classical_low",
                                         "classical_high"]).set_index(["estimand", *idx])
     details = pd.DataFrame(det, index=table.index)
+    if not R:
+        table = table[["classical"]]
     notes = [f"Groups of {hlabel}: low < {cut[0]:g}" + (
         f", moderate [{cut[0]:g}, {cut[1]:g}), high >= {cut[1]:g}" if len(cut) == 2
         else f", high >= {cut[0]:g}") + f" ({cut_source}).",
