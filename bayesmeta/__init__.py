@@ -22,6 +22,7 @@ from bayesmeta.classical.metameasures import (
     ranking_consistency,
 )
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
+from bayesmeta.classical.perturbation import perturbation_detection
 from bayesmeta.classical.reference_free import ks_score, metric_kinds
 from bayesmeta.classical.reliability import (
     consistency,
@@ -83,6 +84,7 @@ __all__ = [
     "metric_unit_tests",
     "missing_report",
     "mtmm",
+    "perturbation_detection",
     "rank_normalize",
     "ranking_consistency",
     "rater_bias",
