@@ -23,6 +23,7 @@ from bayesmeta.classical.metameasures import (
 )
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
 from bayesmeta.classical.perturbation import perturbation_detection
+from bayesmeta.classical.pre_assessment import pre_assessment
 from bayesmeta.classical.reference_free import ks_score, metric_kinds
 from bayesmeta.classical.reliability import (
     consistency,
@@ -85,6 +86,7 @@ __all__ = [
     "missing_report",
     "mtmm",
     "perturbation_detection",
+    "pre_assessment",
     "rank_normalize",
     "ranking_consistency",
     "rater_bias",

@@ -279,3 +279,60 @@ def test_perturbation_detection_long_table_threshold_and_kinds():
     tab = bm.perturbation_detection(ds, random_seed=2, n_draws=1000).summary()
     assert ("detection_free_minus_based", "", "", "shuffled", "") in tab.index
     check_table(tab)
+
+
+# ----------------------------------------------------------------------------- pre-assessment
+def _bivariate(n_out, rhos, seed):
+    rng = np.random.default_rng(seed)
+    h = rng.normal(size=n_out)
+    s = np.stack([r * h + np.sqrt(1 - r * r) * rng.normal(size=n_out) for r in rhos])
+    return xr.Dataset({"judgment": (("system", "item", "trait"), h[None, :, None]),
+                       "score": (("metric", "system", "item"), s[:, None, :])},
+                      coords={"metric": [f"rho{r}" for r in rhos], "trait": ["q"]})
+
+
+def test_average_ranks_and_rowwise_spearman_match_scipy():
+    from bayesmeta.classical.pre_assessment import average_ranks, dense_codes, rowwise_corr
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 6, size=(5, 40)).astype(float)
+    y = rng.normal(size=(5, 40))
+    np.testing.assert_allclose(average_ranks(x), stats.rankdata(x, axis=-1), atol=0)
+    np.testing.assert_allclose(average_ranks(dense_codes(x)), stats.rankdata(x, axis=-1))
+    want = [stats.spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)]
+    np.testing.assert_allclose(rowwise_corr(x, y), want, atol=1e-12)
+
+
+def test_pre_assessment_planned_n_achieves_its_probability():
+    """Simulated pool of 1,500 outputs, metric-human correlations 0.5 and 0.2. The planner's
+    n_needed (P(|r_n - r_full| <= 0.1) >= 0.9) is checked with fresh subsets from another
+    seed: at n_needed the probability is >= 0.9 and one grid step below it is < 0.9, each
+    within 3 Monte Carlo standard errors (sqrt(.09 / 4000) = 0.0047)."""
+    from bayesmeta.classical.pre_assessment import subset_corr
+
+    ds = _bivariate(1500, (0.5, 0.2), seed=0)
+    res = bm.pre_assessment(ds, "q", n=(20, 50, 100), n_draws=2000, random_seed=1)
+    tab = res.summary()
+    check_table(tab)
+    assert tab.attrs["ci_kind"] == "equal_tailed"
+    h = ds["judgment"].values.ravel()
+    x = ds["score"].values[:, 0, :]
+    full = tab.xs(("correlation", "all"), level=("estimand", "n"))["classical"].to_numpy()
+    np.testing.assert_allclose(full, [stats.spearmanr(r, h).statistic for r in x], atol=1e-12)
+    # population Spearman of a bivariate normal: 6/pi asin(rho/2); sampling sd ~0.025
+    np.testing.assert_allclose(full, 6 / np.pi * np.arcsin(np.array([0.5, 0.2]) / 2),
+                               atol=0.08)
+    need = tab.xs("n_needed", level="estimand")["classical"].to_numpy()
+    step = res.details().xs("n_needed", level="estimand")["grid_step"].to_numpy()
+    rng = np.random.default_rng(99)
+    mc = 3 * np.sqrt(0.09 / 4000)
+    for j in range(2):
+        at = subset_corr(x[j:j + 1], h, int(need[j]), 4000, rng, "spearman")[0]
+        assert np.mean(np.abs(at - full[j]) <= 0.1) >= 0.9 - mc
+        below = subset_corr(x[j:j + 1], h, int(need[j] - step[j]), 4000, rng, "spearman")[0]
+        assert np.mean(np.abs(below - full[j]) <= 0.1) < 0.9 + mc
+    # the spread shrinks with n
+    sd = tab.xs("correlation", level="estimand").loc["rho0.5", "sd"]
+    assert sd["20"] > sd["50"] > sd["100"]
+    with pytest.raises(ValueError, match="subset size"):
+        bm.pre_assessment(ds, "q", n=(2000,), search=False)
