@@ -24,6 +24,7 @@ from bayesmeta.classical.metameasures import (
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
 from bayesmeta.classical.perturbation import perturbation_detection
 from bayesmeta.classical.pre_assessment import pre_assessment
+from bayesmeta.classical.reference_choice import reference_choice
 from bayesmeta.classical.reference_free import ks_score, metric_kinds
 from bayesmeta.classical.reliability import (
     consistency,
@@ -92,6 +93,7 @@ __all__ = [
     "rater_bias",
     "read_csv",
     "read_report",
+    "reference_choice",
     "reliability",
     "spearman_brown",
     "stability",

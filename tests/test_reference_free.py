@@ -336,3 +336,57 @@ def test_pre_assessment_planned_n_achieves_its_probability():
     assert sd["20"] > sd["50"] > sd["100"]
     with pytest.raises(ValueError, match="subset size"):
         bm.pre_assessment(ds, "q", n=(2000,), search=False)
+
+
+# ----------------------------------------------------------------------------- reference choice
+@pytest.mark.parametrize("name", ["SFHOT", "SFRES"])
+def test_reference_choice_on_multi_reference_data(nlgeval_home, name):
+    """First-reference correlations equal the repository's correlation_<name>.csv (paper 002
+    Tables 2 and 7) to 1e-9; the random-reference distribution is seeded and has spread."""
+    ds = bm.datasets.nlgeval(name)
+    repo = pd.read_csv(nlgeval_home / "analysis" / f"correlation_{name}.csv", index_col=0)
+    trait = "informativeness"
+    for coef in ("pearson", "spearman"):  # the Spearman result is checked further below
+        res = bm.reference_choice(ds, trait, coefficient=coef, n_draws=200, random_seed=4,
+                                  decompose=coef == "spearman")
+        tab = res.summary()
+        check_table(tab)
+        first = tab.xs(("correlation", "first"), level=("estimand", "reference"))["classical"]
+        assert len(first) == int(ds["reference_based"].sum())
+        for metric, value in first.items():
+            assert value == pytest.approx(repo.loc[f"{trait}_{metric}", coef], abs=1e-9)
+    rand = tab.xs(("correlation", "random"), level=("estimand", "reference"))
+    assert (rand["sd"] > 0.005).all()
+    share = tab.xs("share_reference_choice", level="estimand")["classical"]
+    assert ((share > 0) & (share < 1)).all()
+    again = bm.reference_choice(ds, trait, n_draws=200, random_seed=4).summary()
+    pd.testing.assert_frame_equal(again, tab)
+
+
+def test_reference_choice_paper_example_id3_is_in_the_data(nlgeval_home):
+    """Paper 002 App. B: SFHOT id=3 scores 0.93 with one reference and 0.665 with another
+    (BERTScore; the file's precision column holds both)."""
+    ds = bm.datasets.nlgeval("SFHOT")
+    metric = "bertscore_microsoft/deberta-large-mnli_layer_default_ref_hypo_P"
+    v = ds["score"].sel(item="3", metric=metric).values.ravel()
+    v = v[np.isfinite(v)]
+    assert v.size == 11
+    assert np.isclose(v, 0.93, atol=0.001).any() and np.isclose(v, 0.665, atol=0.001).any()
+
+
+def test_reference_choice_single_reference_has_no_spread():
+    rng = np.random.default_rng(0)
+    h = rng.normal(size=(1, 60))
+    s = np.full((1, 1, 60, 3), np.nan)
+    s[0, 0, :, 0] = h + rng.normal(size=(1, 60))      # one reference only
+    s[0, 0, :5, 1] = 0.0                               # a few outputs with a second one
+    ds = xr.Dataset({"judgment": (("system", "item", "trait"), h[..., None]),
+                     "score": (("metric", "system", "item", "reference"), s)},
+                    coords={"metric": ["m"], "trait": ["q"], "reference": ["1", "2", "3"]})
+    res = bm.reference_choice(ds, "q", n_draws=300, random_seed=0)
+    det = res.details().xs(("correlation", "first"), level=("estimand", "reference"))
+    assert det.loc["m", "refs_max"] == 2
+    tab = res.summary()
+    assert tab.loc[("correlation", "m", "random"), "sd"] > 0
+    with pytest.raises(ValueError, match="no 'reference' dim"):
+        bm.reference_choice(ds.isel(reference=0), "q")

@@ -70,6 +70,9 @@ def rowwise_corr(x: np.ndarray, y: np.ndarray, coefficient: str = "spearman") ->
         x, y = average_ranks(x), average_ranks(y)
     x = x - x.mean(-1, keepdims=True)
     y = y - y.mean(-1, keepdims=True)
+    for z in (x, y):  # scale-free; BLEU scores of 1e-155 would underflow when squared
+        big = np.abs(z).max(-1, keepdims=True)
+        z /= np.where(big > 0, big, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (x * y).sum(-1) / np.sqrt((x * x).sum(-1) * (y * y).sum(-1))
 
