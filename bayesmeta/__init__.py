@@ -15,6 +15,7 @@ from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
 from bayesmeta.classical.human_consistency import human_inconsistency
+from bayesmeta.classical.meta_correlation import meta_correlation
 from bayesmeta.classical.metameasures import (
     discriminative_power,
     granularity,
@@ -82,6 +83,7 @@ __all__ = [
     "items_needed",
     "ks_score",
     "load",
+    "meta_correlation",
     "metric_kinds",
     "metric_unit_tests",
     "missing_report",
