@@ -57,7 +57,7 @@ def weighted_corr(x: np.ndarray, z: np.ndarray, w: np.ndarray, coefficient: str
     with np.errstate(invalid="ignore", divide="ignore"):
         if coefficient in ("pearson", "spearman"):
             if coefficient == "spearman":  # centred weighted mid-ranks
-                x, z = _mv(_signs(x, ok), w), _mv(_signs(z, ok), w)
+                x, z = _sigma(x, w), _sigma(z, w)
             t = w.sum(-1, keepdims=True)
             dx = x - (w * x).sum(-1, keepdims=True) / t
             dz = z - (w * z).sum(-1, keepdims=True) / t
@@ -75,6 +75,31 @@ def weighted_corr(x: np.ndarray, z: np.ndarray, w: np.ndarray, coefficient: str
             den = np.sqrt((T2 - tx) * (T2 - tz))
             return np.where(den > 0, num / den, np.nan)
     raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}.")
+
+
+def _sigma(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Centred weighted mid-ranks ``sum_l w_l sign(x_k - x_l)`` in O(K log K): sort ``x``
+    once, cumulate the weights in that order and read them at the ends of each block of
+    ties (weight below minus weight above)."""
+    full = np.broadcast_shapes(x.shape, w.shape)
+    order = np.argsort(x, axis=-1, kind="stable")
+    xs = np.take_along_axis(x, order, -1)
+    n = x.shape[-1]
+    pos = np.arange(n)
+    new = np.ones(x.shape, bool)
+    new[..., 1:] = xs[..., 1:] != xs[..., :-1]
+    end = np.ones(x.shape, bool)
+    end[..., :-1] = new[..., 1:]
+    first = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(end, pos, n), -1), axis=-1), -1)
+    lt, le = np.empty(x.shape, np.int64), np.empty(x.shape, np.int64)
+    np.put_along_axis(lt, order, first, -1)
+    np.put_along_axis(le, order, last + 1, -1)
+    ws = np.take_along_axis(np.broadcast_to(w, full), np.broadcast_to(order, full), -1)
+    cum = np.concatenate([np.zeros((*full[:-1], 1)), np.cumsum(ws, -1)], -1)
+    below = np.take_along_axis(cum, np.broadcast_to(lt, full), -1)
+    upto = np.take_along_axis(cum, np.broadcast_to(le, full), -1)
+    return below + upto - cum[..., -1:]
 
 
 def _mv(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -141,7 +166,7 @@ def meta_correlation(
     --------
     >>> import bayesmeta as bm
     >>> ds = bm.datasets.simulated(random_seed=0)
-    >>> res = bm.meta_correlation(ds, "COH", metrics=["m01"], random_seed=1,
+    >>> res = bm.meta_correlation(ds, "COH", metrics=["metric01.COH"], random_seed=1,
     ...                           resampling={"n_resamples": 200})
     >>> sorted(set(res.summary().index.get_level_values("estimand")))
     ['meta_correlation', 'system_correlation', 'system_quality']
@@ -190,10 +215,11 @@ def meta_correlation(
               "system_quality": pd.DataFrame({"classical": Q0}, index=pd.Index(systems))}
     if R:
         S, I = h.shape
+        size = max(1, int(4e6 // x.size))  # memory of one batch of resamples
         boot = [stats_for(rng.multinomial(S, np.full(S, 1 / S), size=b),
-                          _item_counts(rng, valid, b)) for b in _batches(R)]
+                          _item_counts(rng, valid, b)) for b in _batches(R, size)]
         bb = [stats_for(rng.exponential(size=(b, S)), rng.exponential(size=(b, S, I)))
-              for b in _batches(R)]
+              for b in _batches(R, size)]
         for k, name in enumerate(("system_quality", "system_correlation",
                                   "meta_correlation")):
             bt = np.concatenate([d[k] for d in boot]).reshape(R, -1)
@@ -228,7 +254,7 @@ def meta_correlation(
     )
 
 
-def _batches(R: int, size: int = 250) -> list[int]:
+def _batches(R: int, size: int) -> list[int]:
     return [min(size, R - k) for k in range(0, R, size)]
 
 

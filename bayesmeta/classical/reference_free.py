@@ -73,9 +73,11 @@ def metric_kinds(
     >>> import bayesmeta as bm
     >>> ds = xr.Dataset({"score": (("metric", "item"), np.zeros((3, 2)))},
     ...                 coords={"metric": ["bleu_ref_hypo", "bartscore_src_hypo", "mine"]})
-    >>> out = bm.metric_kinds(ds, reference_based=["mine"])
+    >>> out = bm.metric_kinds(ds, reference_based={"mine": True})
     >>> out["reference_based"].values.tolist(), out["inputs"].values.tolist()
     ([True, False, True], ['ref', 'src', ''])
+    >>> bm.metric_kinds(ds, reference_based=["mine"])["reference_based"].values.tolist()
+    [False, False, True]
     """
     if not isinstance(data, xr.Dataset) or "metric" not in data.dims:
         raise ValueError("metric_kinds needs an xarray.Dataset with a 'metric' dim.")
@@ -161,7 +163,7 @@ def ks_statistic(values: np.ndarray, in_a: np.ndarray, weights: np.ndarray | Non
     >>> from scipy import stats
     >>> x = np.array([0.1, 0.4, 0.4, 0.9, 0.3, 0.4, 0.8])
     >>> a = np.array([1, 1, 1, 1, 0, 0, 0], bool)
-    >>> float(ks_statistic(x, a)) == stats.ks_2samp(x[a], x[~a]).statistic
+    >>> bool(float(ks_statistic(x, a)) == stats.ks_2samp(x[a], x[~a]).statistic)
     True
     """
     v, a = np.asarray(values, float), np.asarray(in_a, bool)
@@ -294,7 +296,7 @@ def ks_score(
     >>> res = bm.ks_score(ds, "quality", cuts="SFHOT", random_seed=1,
     ...                   resampling={"n_resamples": 200, "n_permutations": 200})
     >>> tab = res.summary().xs("ks", level="estimand")
-    >>> bool(tab.loc[("good_src_hypo", "low", "high"), "classical"] > 0.5)
+    >>> bool(tab.loc[("good_src_hypo", "low", "high", ""), "classical"] > 0.5)
     True
 
     R equivalent: ``ks.test(x[h < 3], x[h >= 5])$statistic``.
