@@ -427,9 +427,9 @@ def test_meta_correlation_reproduces_repository_usr_system_files(nlgeval_home, n
     for coef, f in COEF.items():
         tab = bm.meta_correlation(ds, "Natural", coefficient=coef, metrics=common,
                                   resampling={"n_resamples": 0}).summary()
-        P = tab.xs("system_correlation", level="estimand")["classical"]
-        Q = tab.xs("system_quality", level="estimand")["classical"]
-        M = tab.xs("meta_correlation", level="estimand")["classical"]
+        P = tab.xs("system_correlation", level="estimand").droplevel("set")["classical"]
+        Q = tab.xs("system_quality", level="estimand").droplevel("set")["classical"]
+        M = tab.xs("meta_correlation", level="estimand").droplevel("set")["classical"]
         assert len(P) == len(common) * len(sysf)
         for (metric, system), value in P.items():
             assert value == pytest.approx(sysf.loc[system, f"Natural_{metric}_{coef}"],
@@ -459,7 +459,7 @@ def test_meta_correlation_summeval_quality_and_documented_difference(nlgeval_hom
     for crit, trait in traits.items():
         tab = bm.meta_correlation(ds, trait, metrics=["ROUGE.2"],
                                   resampling={"n_resamples": 0}).summary()
-        Q = tab.xs("system_quality", level="estimand")["classical"]
+        Q = tab.xs("system_quality", level="estimand").droplevel("set")["classical"]
         for (_, system), value in Q.items():
             assert value == pytest.approx(sysf.loc[system, crit], abs=1e-9)
     checked = 0
@@ -474,10 +474,10 @@ def test_meta_correlation_summeval_quality_and_documented_difference(nlgeval_hom
     assert checked == meta.size
     tab = bm.meta_correlation(ds, "COH", metrics=["ROUGE.2"],
                               resampling={"n_resamples": 0}).summary()
-    P = tab.xs("system_correlation", level="estimand")["classical"]
+    P = tab.xs("system_correlation", level="estimand").droplevel("set")["classical"]
     theirs = sysf["coherence_rouge-2-f_ref_hypo_spearman"]
     assert max(abs(P[("ROUGE.2", s)] - theirs[s]) for s in sysf.index) > 0.05
-    M = tab.loc[("meta_correlation", "ROUGE.2", ""), "classical"]
+    M = tab.loc[("meta_correlation", "ROUGE.2", "", ""), "classical"]
     assert M == pytest.approx(-0.447, abs=0.001)
     assert meta.loc["coherence", "coherence_rouge-2-f_ref_hypo_spearman"] == pytest.approx(
         -0.468, abs=0.001)
@@ -499,3 +499,9 @@ def test_meta_correlation_intervals_on_simulated_data(simulated):
     pd.testing.assert_frame_equal(again, tab)
     with pytest.raises(ValueError, match="coefficient"):
         bm.meta_correlation(simulated, "COH", coefficient="tau")
+    kinds = bm.metric_kinds(simulated, reference_based=["metric05.COH"])
+    tab = bm.meta_correlation(kinds, "COH", metrics=two, random_seed=2,
+                              resampling={"n_resamples": 200}).summary()
+    diff = tab.xs("meta_free_minus_based", level="estimand")
+    assert len(diff) == 1 and np.isfinite(diff["mean"]).all()
+    check_table(tab)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesmeta.classical.reference_free import KIND_LABELS, kind_of
 from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
@@ -153,7 +154,10 @@ def meta_correlation(
     Result
         ``meta_correlation`` (index ``metric``), ``system_correlation`` :math:`P_i` (index
         ``metric, system``; resampling items within the system) and ``system_quality``
-        :math:`Q_i` (index ``system``). ``details()``: items per system.
+        :math:`Q_i` (index ``system``). With the ``reference_based`` coordinate:
+        ``meta_group_mean`` (``set``) and ``meta_free_minus_based`` (posterior only, from
+        the same Bayesian-bootstrap weights for every metric). ``details()``: items per
+        system.
 
     Notes
     -----
@@ -240,6 +244,10 @@ def meta_correlation(
     details = pd.DataFrame({"n_items": np.r_[np.full(len(labels), np.nan),
                                              np.tile(n_items, len(labels)), n_items]},
                            index=table.index)
+    kinds = kind_of(data, labels)
+    if R and kinds is not None and kinds.any() and (~kinds).any():
+        meta_bb = np.concatenate([d[2] for d in bb])          # same weights for all metrics
+        table = pd.concat([table, _kind_rows(meta_bb, kinds, ci_prob)])
     return Result(
         table, title=f"Meta-correlation: {coefficient} of system quality ({hq.label}) with "
                      f"the within-system {coefficient} with {hs.label} (paper 002, Eq. 5-7)",
@@ -252,6 +260,21 @@ def meta_correlation(
                "coverage at 16 systems for system-level correlations)."],
         data_hash=data_hash(np.r_[x.ravel(), h.ravel(), q.ravel()]),
     )
+
+
+def _kind_rows(meta: np.ndarray, kinds: np.ndarray, ci_prob: float) -> pd.DataFrame:
+    """Posterior mean meta-correlation of reference-free and reference-based metrics and
+    their difference (draws share the Bayesian-bootstrap weights, so this is paired)."""
+    with np.errstate(invalid="ignore"):
+        free, based = np.nanmean(meta[:, ~kinds], 1), np.nanmean(meta[:, kinds], 1)
+    mean = xr.DataArray(np.c_[free, based], dims=("resample", "set"),
+                        coords={"set": [KIND_LABELS[False], KIND_LABELS[True]]})
+    rows = [summary_rows(summarize(mean, ci_prob=ci_prob), estimand="meta_group_mean",
+                         index=["metric", "system", "set"]),
+            summary_rows(summarize(xr.DataArray(free - based, dims=("resample",)),
+                                   ci_prob=ci_prob), estimand="meta_free_minus_based",
+                         index=["metric", "system", "set"])]
+    return pd.concat(rows)
 
 
 def _batches(R: int, size: int) -> list[int]:
@@ -277,8 +300,9 @@ def _index(frame: pd.DataFrame, estimand: str) -> pd.DataFrame:
     else:
         m, s = idx, [""] * len(idx)
     out = frame.copy()
-    out.index = pd.MultiIndex.from_arrays([[estimand] * len(idx), list(m), list(s)],
-                                          names=["estimand", "metric", "system"])
+    out.index = pd.MultiIndex.from_arrays([[estimand] * len(idx), list(m), list(s),
+                                           [""] * len(idx)],
+                                          names=["estimand", "metric", "system", "set"])
     return out
 
 
