@@ -505,3 +505,35 @@ def test_meta_correlation_intervals_on_simulated_data(simulated):
     diff = tab.xs("meta_free_minus_based", level="estimand")
     assert len(diff) == 1 and np.isfinite(diff["mean"]).all()
     check_table(tab)
+
+
+# ----------------------------------------------------------------------------- plots, saving
+def test_plots_return_axes_and_results_round_trip(tmp_path, simulated):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayesmeta import plots_reference_free as pl
+
+    ks = bm.ks_score(_simulated_ks_data(), "quality", cuts=(3, 5), random_seed=0,
+                     resampling={"n_resamples": 50, "n_permutations": 0})
+    assert pl.plot_ks_heatmap({"sim": ks, "again": ks}).get_title().startswith("KS score")
+    det = bm.perturbation_detection(_simulated_pairs(3, 30, 0.7, 0.1, seed=0), random_seed=0,
+                                    n_draws=200)
+    assert pl.plot_detection(det).get_ylabel() == "share of pairs"
+    with pytest.raises(ValueError, match="perturbation 'x'"):
+        pl.plot_detection(det, perturbation="x")
+    meta = bm.meta_correlation(simulated, "COH", metrics=["metric01.COH"], random_seed=0,
+                               resampling={"n_resamples": 50})
+    assert pl.plot_meta_correlation(meta) is not None
+    rng = np.random.default_rng(0)
+    h = rng.normal(size=(1, 50))
+    s = h[..., None] + rng.normal(size=(1, 50, 3))
+    ds = xr.Dataset({"judgment": (("system", "item", "trait"), h[..., None]),
+                     "score": (("metric", "system", "item", "reference"), s[None])},
+                    coords={"metric": ["m"], "trait": ["q"], "reference": list("123")})
+    rc = bm.reference_choice(ds, "q", n_draws=100, random_seed=0)
+    assert pl.plot_reference_choice(rc) is not None
+    for res in (ks, det, meta, rc):
+        path = res.save(tmp_path / f"{type(res).__name__}{id(res)}.nc")
+        back = bm.load(path)
+        pd.testing.assert_frame_equal(back.summary(), res.summary(), check_dtype=False)

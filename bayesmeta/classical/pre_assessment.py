@@ -241,6 +241,7 @@ def pre_assessment(
         details=pd.concat(det) if det else None, notes=notes, ci_prob=ci_prob,
         ci_kind="equal_tailed", random_seed=seed,
         posterior="distribution over random subsets of n outputs (not a posterior)",
+        extra={"draws": da.rename("correlation")},
         data_hash=dhash,
     )
 

@@ -220,6 +220,7 @@ def reference_choice(
         notes=["reference='first': the first reference of each list, as paper 002's "
                "repository; 'random': one reference per output drawn uniformly."],
         posterior="distribution over random reference draws (not a posterior)",
+        extra={"draws": da.isel(reference=0, drop=True).rename("correlation")},
         random_seed=seed, data_hash=data_hash(np.nan_to_num(s, nan=-9.0)),
     )
 
