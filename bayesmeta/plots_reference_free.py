@@ -123,7 +123,10 @@ def plot_reference_choice(result: Any, ax: Any = None, *, metrics: Any = None) -
     ax = _axes(ax, height=max(3.0, 0.3 * len(chosen) + 1))
     data = [draws.sel(metric=m).values for m in chosen]
     y = np.arange(len(chosen))[::-1] + 1
-    ax.violinplot(data, positions=y, vert=False, showextrema=True)
+    try:  # matplotlib >= 3.10
+        ax.violinplot(data, positions=y, orientation="horizontal", showextrema=True)
+    except TypeError:  # pragma: no cover - older matplotlib
+        ax.violinplot(data, positions=y, vert=False, showextrema=True)
     ax.plot([first.loc[m, "classical"] for m in chosen], y, "x", color="C3",
             label="first reference")
     ax.set_yticks(y)
