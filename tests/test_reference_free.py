@@ -537,3 +537,30 @@ def test_plots_return_axes_and_results_round_trip(tmp_path, simulated):
         path = res.save(tmp_path / f"{type(res).__name__}{id(res)}.nc")
         back = bm.load(path)
         pd.testing.assert_frame_equal(back.summary(), res.summary(), check_dtype=False)
+
+
+def test_perturbation_detection_dataset_threshold_uses_the_originals_human_score():
+    ds = _simulated_pairs(2, 40, 0.7, 0.1, seed=5)
+    h = np.linspace(1, 5, 40)[None, :]
+    ds = ds.assign(judgment=(("system", "item", "trait"), h[..., None])).assign_coords(
+        trait=["coherence"])
+    res = bm.perturbation_detection(ds, trait="coherence", threshold=3, random_seed=0,
+                                    n_draws=200)
+    det = res.details().xs("detection_rate", level="estimand")
+    assert (det["n_pairs"] == int((h >= 3).sum())).all()
+    assert (det["n_excluded"] == int((h < 3).sum())).all()
+    with pytest.raises(ValueError, match="original='orig' is not a label"):
+        bm.perturbation_detection(ds, original="orig")
+    with pytest.raises(ValueError, match="'perturbation' dim"):
+        bm.perturbation_detection(ds.isel(perturbation=0))
+
+
+def test_pre_assessment_pearson_and_errors():
+    ds = _bivariate(300, (0.5,), seed=3)
+    res = bm.pre_assessment(ds, "q", n=(30,), n_draws=300, coefficient="pearson",
+                            search=False, random_seed=0)
+    full = res.summary().loc[("correlation", "rho0.5", "all"), "classical"]
+    h = ds["judgment"].values.ravel()
+    assert full == pytest.approx(stats.pearsonr(ds["score"].values[0, 0], h)[0], abs=1e-12)
+    with pytest.raises(ValueError, match="coefficient must be one of"):
+        bm.pre_assessment(ds, "q", coefficient="kendall", search=False)
