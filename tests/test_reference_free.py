@@ -564,3 +564,31 @@ def test_pre_assessment_pearson_and_errors():
     assert full == pytest.approx(stats.pearsonr(ds["score"].values[0, 0], h)[0], abs=1e-12)
     with pytest.raises(ValueError, match="coefficient must be one of"):
         bm.pre_assessment(ds, "q", coefficient="kendall", search=False)
+
+
+@pytest.mark.parametrize("name", sorted(KS_CRITERIA))
+def test_sample_level_correlations_of_the_first_reference_match_repository(nlgeval_home, name):
+    """Eq. 3 (paper 002 Tables 2, 7, 8): the reader + select.metric_scores(reference="first")
+    give the repository's correlation_<name>.csv for every criterion, metric and coefficient
+    (scipy's definitions) to 1e-9. The sample-level correlations themselves are
+    bm.correlations' global measures; this pins the data they receive."""
+    from bayesmeta.data import select
+
+    ds = bm.datasets.nlgeval(name)
+    repo = pd.read_csv(nlgeval_home / "analysis" / f"correlation_{name}.csv", index_col=0)
+    x = select.metric_scores(ds, reference="first")
+    checked = 0
+    for trait in ds["trait"].values:
+        h = select.human_score(ds, str(trait)).values.values.ravel()
+        ok = np.isfinite(h)
+        for metric in ds["metric"].values:
+            key = f"{trait}_{metric}"
+            if key not in repo.index:
+                continue
+            s = x.sel(metric=metric).values.ravel()
+            for coef, col in (("spearman", "spearman"), ("pearson", "pearson"),
+                              ("kendall", "kendalltau")):
+                want = repo.loc[key, col]
+                assert COEF[coef](s[ok], h[ok])[0] == pytest.approx(want, abs=1e-9), (key, coef)
+                checked += 1
+    assert checked == 3 * len(repo)
