@@ -15,6 +15,7 @@ from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
 from bayesmeta.classical.human_consistency import human_inconsistency
+from bayesmeta.classical.kind_comparison import kind_comparison
 from bayesmeta.classical.meta_correlation import meta_correlation
 from bayesmeta.classical.metameasures import (
     discriminative_power,
@@ -81,6 +82,7 @@ __all__ = [
     "granularity_simulation",
     "human_inconsistency",
     "items_needed",
+    "kind_comparison",
     "ks_score",
     "load",
     "meta_correlation",

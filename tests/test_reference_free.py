@@ -592,3 +592,32 @@ def test_sample_level_correlations_of_the_first_reference_match_repository(nlgev
                 assert COEF[coef](s[ok], h[ok])[0] == pytest.approx(want, abs=1e-9), (key, coef)
                 checked += 1
     assert checked == 3 * len(repo)
+
+
+# ----------------------------------------------------------------------------- kinds, sample level
+def test_kind_comparison_on_sfhot(nlgeval_home):
+    """Sample-level correlations (classical) equal correlation_SFHOT.csv (1e-9); the best
+    reference-free and reference-based metrics and P(best free > best based) come from one
+    joint Bayesian bootstrap."""
+    ds = bm.datasets.nlgeval("SFHOT")
+    repo = pd.read_csv(nlgeval_home / "analysis" / "correlation_SFHOT.csv", index_col=0)
+    res = bm.kind_comparison(ds, "naturalness", random_seed=0,
+                             resampling={"n_resamples": 300})
+    tab = res.summary()
+    check_table(tab)
+    r = tab.xs("correlation", level="estimand").droplevel("set")["classical"]
+    for metric, value in r.items():
+        assert value == pytest.approx(repo.loc[f"naturalness_{metric}", "spearman"], abs=1e-9)
+    det = res.details()
+    free = ~ds["reference_based"].to_series()
+    best_free = r[free[free].index].idxmax()
+    assert det.loc[("best_correlation", "", "reference-free"), "best_metric"] == best_free
+    p = det.loc[("best_free_minus_best_based", "", ""), "p_free_wins"]
+    assert 0 <= p <= 1
+    assert det.xs("correlation", level="estimand")["p_best_in_set"].sum() == pytest.approx(2)
+    diff = tab.loc[("best_free_minus_best_based", "", "")]
+    assert diff["classical"] == pytest.approx(
+        tab.loc[("best_correlation", "", "reference-free"), "classical"]
+        - tab.loc[("best_correlation", "", "reference-based"), "classical"])
+    with pytest.raises(ValueError, match="both kinds"):
+        bm.kind_comparison(ds, "naturalness", metrics=list(free[free].index))
