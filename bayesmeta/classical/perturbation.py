@@ -43,6 +43,10 @@ def _from_frame(df: pd.DataFrame, metrics: Any, human_column: str | None) -> dic
                          "corruption, and a human score column).")
     if human_column is not None and human_column not in df.columns:
         raise ValueError(f"human score column {human_column!r} is not in the score table.")
+    if "n_refs" in df.columns and df["n_refs"].nunique() > 1:
+        several = sorted(map(str, df["n_refs"].unique()))
+        raise ValueError(f"the score table has several n_refs ({several}): pass the rows of "
+                         "one number of references.")
     lab = next((c for c in ("perturbation", "corruption") if c in df.columns), None)
     frame = df.assign(_p=df[lab].astype(str) if lab else "perturbed")
     if metrics is not None:
