@@ -1,0 +1,218 @@
+"""Corroboration with heterogeneous metrics (paper 003, Amigó et al.).
+
+Reference: the definitions of paper 003 (Secs. 5-7) implemented below as plain loops over
+explicitly enumerated pairs (s, s') of outputs of different systems for the same item.
+Every vectorised statistic must equal them to 1e-12 (they count the same pairs; only the
+order of floating-point sums differs).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import bayesmeta as bm
+from bayesmeta.classical import heterogeneity as het
+from bayesmeta.summaries import check_table
+
+TOL = 1e-12
+
+
+# ----------------------------------------------------------------------------- reference
+def ref_pairs(S, I):
+    return [(s, t, i) for i in range(I) for s in range(S) for t in range(S) if s != t]
+
+
+def _ge(strict):
+    return (lambda a, b: a > b) if strict else (lambda a, b: a >= b)
+
+
+def ref_stats(x, q, X, *, strict=False, w=None):
+    """R, S, H of metric set X (positions) by the paper's definitions, optionally with a
+    weight per pair (dict (s, t, i) -> weight)."""
+    ge = _ge(strict)
+    _, S, I = x.shape
+    agree = agree_good = good = split = total = 0.0
+    for s, t, i in ref_pairs(S, I):
+        wt = 1.0 if w is None else w[(s, t, i)]
+        total += wt
+        g = ge(q[s, i], q[t, i])
+        a = all(ge(x[m, s, i], x[m, t, i]) for m in X)
+        h = any(x[m, s, i] > x[m, t, i] and x[n, s, i] < x[n, t, i] for m in X for n in X)
+        good += wt * g
+        agree += wt * a
+        agree_good += wt * (a and g)
+        split += wt * h
+    R = agree_good / agree if agree > 0 else np.nan
+    return R, agree_good / good, split / total
+
+
+def ref_curve(x, q, m, *, strict=False, w=None):
+    """(threshold, R_th, S_th) for every distinct score difference of metric m."""
+    ge = _ge(strict)
+    _, S, I = x.shape
+    pairs = ref_pairs(S, I)
+    wt = (lambda p: 1.0) if w is None else w.__getitem__
+    diffs = sorted({x[m, s, i] - x[m, t, i] for s, t, i in pairs}, reverse=True)
+    out = []
+    for th in diffs:
+        sel = [(s, t, i) for s, t, i in pairs if x[m, s, i] - x[m, t, i] >= th]
+        good = sum(wt((s, t, i)) for s, t, i in pairs if ge(q[s, i], q[t, i]))
+        n_sel = sum(wt(p) for p in sel)
+        n_sg = sum(wt((s, t, i)) for s, t, i in sel if ge(q[s, i], q[t, i]))
+        out.append((th, n_sg / n_sel, n_sg / good))
+    return out
+
+
+def ref_match(curve, s_x, how):
+    """The highest R_th among equal S_th, then interpolated or nearest at S(X)."""
+    best = {}
+    for _, r, s in curve:
+        best[s] = max(best.get(s, -np.inf), r)
+    ss = sorted(best)
+    rr = [best[s] for s in ss]
+    if how == "interpolate":
+        return float(np.interp(s_x, ss, rr))
+    d = [abs(s - s_x) for s in ss]
+    cands = [r for dd, r in zip(d, rr, strict=True) if dd == min(d)]
+    return max(cands)
+
+
+def ref_gain(x, q, X, how="interpolate", w=None):
+    R, S_, _ = ref_stats(x, q, X, w=w)
+    return R - max(ref_match(ref_curve(x, q, m, w=w), S_, how) for m in X)
+
+
+# ----------------------------------------------------------------------------- hand-made
+def one_item(*rows):
+    return np.array(rows, dtype=float)[:, :, None]
+
+
+def test_known_answers_perfect_and_reversed_metric():
+    q = np.array([[1.0], [2.0], [3.0]])
+    x = one_item([1, 2, 3], [-1, -2, -3])  # a = Q, b = reversed
+    pt = het.build_pairs(x, q, metrics=["a", "b"])
+    st = het.set_statistics(pt, het.as_index_sets([[0], [1], [0, 1]], 2))
+    assert st["reliability"][:2].tolist() == [1.0, 0.0]
+    assert st["sensitivity"].tolist() == [1.0, 0.0, 0.0]
+    assert st["heterogeneity"].tolist() == [0.0, 0.0, 1.0]
+    # the two never agree: R({a, b}) is undefined, and so is its gain
+    assert np.isnan(st["reliability"][2])
+    curve = het.threshold_curve(pt, 0)
+    assert curve["threshold"].tolist() == [2.0, 1.0, -1.0, -2.0]
+    assert curve["reliability"].tolist() == [1.0, 1.0, 0.6, 0.5]
+    assert np.allclose(curve["sensitivity"], [1 / 3, 1, 1, 1], atol=TOL)
+
+
+def test_known_answers_ties():
+    q = np.array([[1.0], [1.0], [2.0]])
+    x = one_item([0, 0, 1], [0, 0, 0])  # c follows Q's ties; d is constant
+    idx = het.as_index_sets([[0], [1], [0, 1]], 2)
+    paper = het.set_statistics(het.build_pairs(x, q), idx)
+    assert paper["reliability"].tolist() == [1.0, 4 / 6, 1.0]
+    assert paper["sensitivity"].tolist() == [1.0, 1.0, 1.0]
+    assert paper["heterogeneity"].tolist() == [0.0, 0.0, 0.0]
+    strict = het.set_statistics(het.build_pairs(x, q, ties="strict"), idx)
+    assert strict["reliability"][0] == 1.0 and np.isnan(strict["reliability"][1])
+    assert strict["sensitivity"].tolist() == [1.0, 0.0, 0.0]
+
+
+def small_example(seed=0, S=4, I=3):
+    """Discrete scores with ties, a random metric and a reversed metric."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(1, 4, size=(S, I)).astype(float)
+    good = q + rng.integers(0, 2, size=(S, I))
+    noisy = np.round(q + rng.normal(0, 1, size=(S, I)), 1)
+    rand = rng.integers(0, 3, size=(S, I)).astype(float)
+    rev = 1.0 / (noisy + 10.0)  # the paper's reversal x' = 1/x
+    return np.stack([good, noisy, rand, rev]), q
+
+
+ALL_SETS = [list(c) for k in (1, 2, 3, 4) for c in itertools.combinations(range(4), k)]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_statistics_equal_the_loop_definitions(seed, strict):
+    x, q = small_example(seed)
+    pt = het.build_pairs(x, q, ties="strict" if strict else "paper")
+    st = het.set_statistics(pt, het.as_index_sets(ALL_SETS, 4))
+    for k, X in enumerate(ALL_SETS):
+        R, S_, H = ref_stats(x, q, X, strict=strict)
+        assert st["sensitivity"][k] == pytest.approx(S_, abs=TOL), X
+        assert st["heterogeneity"][k] == pytest.approx(H, abs=TOL), X
+        if np.isnan(R):
+            assert np.isnan(st["reliability"][k]), X
+        else:
+            assert st["reliability"][k] == pytest.approx(R, abs=TOL), X
+
+
+def test_curves_and_gain_equal_the_loop_definitions():
+    x, q = small_example(2, S=5, I=3)
+    pt = het.build_pairs(x, q)
+    for m in range(4):
+        c = het.threshold_curve(pt, m)
+        ref = ref_curve(x, q, m)
+        assert np.allclose(c["threshold"], [r[0] for r in ref], atol=TOL, rtol=0)
+        assert np.allclose(c["reliability"], [r[1] for r in ref], atol=TOL, rtol=0)
+        assert np.allclose(c["sensitivity"], [r[2] for r in ref], atol=TOL, rtol=0)
+    idx = het.as_index_sets(ALL_SETS, 4)
+    st = het.set_statistics(pt, idx)
+    for how in ("interpolate", "nearest"):
+        g, _ = het.gain(pt, idx, st, match=how)
+        for k, X in enumerate(ALL_SETS):
+            want = ref_gain(x, q, X, how)
+            if np.isnan(want):
+                assert np.isnan(g[k])
+            else:
+                assert g[k] == pytest.approx(want, abs=TOL), (X, how)
+
+
+def test_additive_check_equals_the_loop_definition():
+    x, q = small_example(3)
+    pt = het.build_pairs(x, q)
+    sets = [[0], [1], [2], [0, 1], [2, 3]]
+    holds, diff = het.additive_cases(pt, het.as_index_sets(sets, 4))
+    for k, X in enumerate(sets):
+        for m in range(4):
+            if m in X:
+                assert np.isnan(diff[k, m])
+                continue
+            r0, r1 = ref_stats(x, q, X)[0], ref_stats(x, q, [*X, m])[0]
+            if np.isnan(r0) or np.isnan(r1):
+                assert np.isnan(holds[k, m])
+            else:
+                assert diff[k, m] == pytest.approx(r1 - r0, abs=TOL)
+                assert holds[k, m] == float(r1 >= r0)
+
+
+def test_weighted_statistics_equal_the_weighted_loop():
+    x, q = small_example(4)
+    pt = het.build_pairs(x, q)
+    rng = np.random.default_rng(0)
+    a, b = rng.dirichlet(np.ones(4), size=3) * 4, rng.dirichlet(np.ones(3), size=3) * 3
+    W = het.pair_weights(pt, a, b)
+    idx = het.as_index_sets(ALL_SETS, 4)
+    st = het.set_statistics(pt, idx, W)
+    for d in range(3):
+        w = {(s, t, i): a[d, s] * a[d, t] * b[d, i] for s, t, i in ref_pairs(4, 3)}
+        for k, X in enumerate(ALL_SETS):
+            R, S_, H = ref_stats(x, q, X, w=w)
+            assert st["sensitivity"][k, d] == pytest.approx(S_, abs=TOL)
+            assert st["heterogeneity"][k, d] == pytest.approx(H, abs=TOL)
+            if not np.isnan(R):
+                assert st["reliability"][k, d] == pytest.approx(R, abs=TOL)
+        g, _ = het.gain(pt, idx, st, W)
+        for k, X in enumerate(ALL_SETS):
+            want = ref_gain(x, q, X, w=w)
+            if not np.isnan(want):
+                assert g[k, d] == pytest.approx(want, abs=TOL), X
+    # unit weights give the unweighted statistics
+    ones = het.set_statistics(pt, idx, np.ones((pt.n_pairs, 1)))
+    plain = het.set_statistics(pt, idx)
+    for key in ("sensitivity", "heterogeneity"):
+        assert np.allclose(ones[key][:, 0], plain[key], atol=TOL, rtol=0)
