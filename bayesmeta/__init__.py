@@ -14,6 +14,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
+from bayesmeta.classical.corroboration import corroboration, recommend_metric_set
 from bayesmeta.classical.human_consistency import human_inconsistency
 from bayesmeta.classical.metameasures import (
     discriminative_power,
@@ -65,6 +66,7 @@ __all__ = [
     "concurrent_validity",
     "consistency",
     "correlations",
+    "corroboration",
     "corrupt",
     "datasets",
     "decision_study",
@@ -85,6 +87,7 @@ __all__ = [
     "rater_bias",
     "read_csv",
     "read_report",
+    "recommend_metric_set",
     "reliability",
     "spearman_brown",
     "stability",
