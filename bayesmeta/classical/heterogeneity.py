@@ -194,6 +194,14 @@ def _unpack(bits: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(bits, axis=-1, count=n).astype(float)
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b``; small products skip BLAS, whose thread start-up costs more than the
+    product on a busy machine."""
+    if a.shape[0] * a.shape[1] * b.shape[1] < 2e7:
+        return np.einsum("sp,pb->sb", a, b)
+    return a @ b
+
+
 def pair_weights(pt: PairTable, system_weights: np.ndarray | None,
                  item_weights: np.ndarray | None) -> np.ndarray:
     r"""Pair weights (pair, draw) :math:`w_{(s, s', i)} = a_s a_{s'} b_i` from system weights
@@ -240,8 +248,8 @@ def set_statistics(pt: PairTable, idx: np.ndarray, weights: np.ndarray | None = 
             n_h[sl] = np.bitwise_count(split).sum(-1)
         else:
             A = _unpack(agree, P)
-            n_a[sl], n_ag[sl] = A @ W, A @ WG
-            n_h[sl] = _unpack(split, P) @ W if heterogeneity else np.nan
+            n_a[sl], n_ag[sl] = _dot(A, W), _dot(A, WG)
+            n_h[sl] = _dot(_unpack(split, P), W) if heterogeneity else np.nan
     with np.errstate(invalid="ignore", divide="ignore"):
         return {"reliability": n_ag / n_a, "sensitivity": n_ag / n_g,
                 "heterogeneity": n_h / n_tot, "n_agree": n_a, "n_agree_good": n_ag,
