@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 
-
 import numpy as np
 import pytest
 import xarray as xr
@@ -216,3 +215,169 @@ def test_weighted_statistics_equal_the_weighted_loop():
     plain = het.set_statistics(pt, idx)
     for key in ("sensitivity", "heterogeneity"):
         assert np.allclose(ones[key][:, 0], plain[key], atol=TOL, rtol=0)
+
+
+# ----------------------------------------------------------------------------- SummEval
+def summeval_subset(ds, trait, n_systems=5, n_items=4):
+    from bayesmeta.data import select
+
+    x = select.metric_scores(ds).isel(system=slice(0, n_systems), item=slice(0, n_items))
+    q = select.human_score(ds, trait).values.isel(system=slice(0, n_systems),
+                                                  item=slice(0, n_items))
+    return np.asarray(x.values), np.asarray(q.values), [str(m) for m in x["metric"].values]
+
+
+def test_summeval_subset_equals_the_loop_definitions(summeval):
+    x, q, names = summeval_subset(summeval, "COH")
+    pt = het.build_pairs(x, q, metrics=names)
+    rng = np.random.default_rng(5)
+    sets = [sorted(rng.choice(len(names), size=k, replace=False).tolist())
+            for k in (1, 2, 3, 5) for _ in range(3)]
+    idx = het.as_index_sets(sets, len(names))
+    st = het.set_statistics(pt, idx)
+    g, _ = het.gain(pt, idx, st)
+    for k, X in enumerate(sets):
+        R, S_, H = ref_stats(x, q, X)
+        assert st["sensitivity"][k] == pytest.approx(S_, abs=TOL)
+        assert st["heterogeneity"][k] == pytest.approx(H, abs=TOL)
+        if not np.isnan(R):
+            assert st["reliability"][k] == pytest.approx(R, abs=TOL)
+            assert g[k] == pytest.approx(ref_gain(x, q, X), abs=TOL), X
+
+
+@pytest.fixture(scope="module")
+def summeval_result(summeval):
+    return bm.corroboration(summeval, "COH", sizes=[2, 3, 5, 10, 20, 40], n_sets=20,
+                            resampling={"n_resamples": 60}, random_seed=3)
+
+
+def test_corroboration_table_shape_and_full_data_loop(summeval, summeval_result):
+    res = summeval_result
+    tab = res.summary()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "set", "size"]
+    assert tab.attrs["classical_ci_kind"] == "cluster bootstrap (items, systems)"
+    assert set(tab.index.get_level_values("estimand")) == {
+        "reliability", "sensitivity", "heterogeneity", "gain", "share_positive_gain",
+        "corr_heterogeneity_reliability", "additive_share"}
+    wide = res.sets("classical")
+    assert len(wide) == 6 * 20 and wide.index.get_level_values("size").max() == 40
+    d = res.details()
+    gd = d.xs("gain", level="estimand")
+    defined = gd["p_positive"].notna()
+    assert gd.loc[defined, "p_positive"].between(0, 1).all()
+    assert (gd.loc[~defined, "n_agree"] <= 5).all()  # undefined only where metrics never agree
+    assert "draws" in res.extra and res.extra["draws"].sizes["resample"] == 60
+    assert str(res).count("cluster bootstrap") >= 1
+    # one full-data set against the loop over all 27,200 SummEval pairs
+    from bayesmeta.data import select
+
+    label = wide.index.get_level_values("set")[0]
+    names = label.split("+")
+    x = select.metric_scores(summeval, names).values
+    q = select.human_score(summeval, "COH").values.values
+    R, S_, H = ref_stats(x, q, list(range(len(names))))
+    assert wide.iloc[0]["reliability"] == pytest.approx(R, abs=TOL)
+    assert wide.iloc[0]["sensitivity"] == pytest.approx(S_, abs=TOL)
+    assert wide.iloc[0]["heterogeneity"] == pytest.approx(H, abs=TOL)
+
+
+def test_corroboration_explicit_sets_and_errors(summeval):
+    res = bm.corroboration(summeval, "REL", sets=["ROUGE.we.1+BLEU", ["BertScore_f1", "CIDEr"]],
+                           resampling={"n_resamples": 0}, random_seed=0)
+    tab = res.summary()
+    assert list(tab.columns) == ["classical"]
+    assert "ROUGE.we.1+BLEU" in set(tab.index.get_level_values("set"))
+    with pytest.raises(ValueError, match="metric"):
+        bm.corroboration(summeval, "REL", sets=[["ROUGE.we.1", "NOPE"]])
+    with pytest.raises(ValueError, match="ties"):
+        bm.corroboration(summeval, "REL", sets=[["ROUGE.we.1"]], ties="loose")
+    with pytest.raises(ValueError, match="exceed"):
+        bm.corroboration(summeval, "REL", metrics=["ROUGE.we.1", "BLEU"], sizes=[3])
+
+
+def test_plots_return_axes(summeval_result):
+    import matplotlib.pyplot as plt
+
+    from bayesmeta.classical.corroboration import plot_heterogeneity, plot_threshold_curves
+
+    assert plot_heterogeneity(summeval_result).get_xlabel() == "heterogeneity H(X)"
+    assert plot_heterogeneity(summeval_result, y="gain").get_ylabel() == "reliability gain"
+    ax = plot_threshold_curves(summeval_result, metrics=["ROUGE.we.1", "BLEU"])
+    assert len(ax.lines) == 2
+    plt.close("all")
+
+
+def test_save_load_round_trip(summeval_result, tmp_path):
+    back = bm.load(summeval_result.save(tmp_path / "c.nc"))
+    assert back.summary().equals(summeval_result.summary())
+
+
+@pytest.mark.parametrize("trait", ["COH", "REL"])
+def test_greedy_is_within_001_of_exhaustive_on_summeval(summeval, trait):
+    rec = bm.recommend_metric_set(summeval, trait, k=3, target_sensitivity=0.3,
+                                  exhaustive=True, resampling={"n_resamples": 30},
+                                  random_seed=1)
+    check_table(rec.summary())
+    assert rec.info["exhaustive E[R]"] - rec.info["greedy E[R]"] <= 0.01
+    assert rec.info["exhaustive E[R]"] >= rec.info["greedy E[R]"] - 1e-12
+    est = set(rec.summary().index.get_level_values("estimand"))
+    assert {"best_single_reliability", "gain_vs_best_single"} <= est
+
+
+# ----------------------------------------------------------------------------- coverage
+def coverage(n_data, n_systems, n_items, n_draws, ci_prob=0.94, seed=0):
+    """Share of simulated datasets whose 94% Bayesian-bootstrap HDI (and naive Wilson
+    interval with the agreeing pairs as independent trials) holds the true value."""
+    from scipy import stats
+
+    from bayesmeta.summaries import summarize
+
+    sets, labels = [[0, 1], [0], [2, 3]], ["m1+m2", "m1", "m3+m4"]
+    hits = {k: np.zeros(3) for k in ("reliability", "sensitivity", "heterogeneity", "naive")}
+    z = stats.norm.ppf(0.5 + ci_prob / 2)
+    for ss in np.random.SeedSequence(seed).spawn(n_data):
+        rng = np.random.default_rng(ss)
+        ds = bm.simulate.simulate_corroboration(int(rng.integers(2**31)),
+                                                n_systems=n_systems, n_items=n_items)
+        x = ds["score"].isel(run=0).transpose("metric", "system", "item").values
+        pt = het.build_pairs(x, ds["judgment"].sel(trait="Q").values)
+        idx = het.as_index_sets(sets, 4)
+        a = n_systems * rng.dirichlet(np.ones(n_systems), size=n_draws)
+        b = n_items * rng.dirichlet(np.ones(n_items), size=n_draws)
+        st = het.set_statistics(pt, idx, het.pair_weights(pt, a, b))
+        for key in ("reliability", "sensitivity", "heterogeneity"):
+            iv = summarize(xr.DataArray(st[key].T, dims=("resample", "set")),
+                           ci_prob=ci_prob)["interval"].values
+            truth = ds[f"true_{key}"].sel(set=labels).values
+            hits[key] += (iv[:, 0] <= truth) & (truth <= iv[:, 1])
+        p0 = het.set_statistics(pt, idx)
+        n, p = p0["n_agree"], p0["reliability"]
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        truth = ds["true_reliability"].sel(set=labels).values
+        hits["naive"] += (centre - half <= truth) & (truth <= centre + half)
+    return {k: v / n_data for k, v in hits.items()}
+
+
+def test_bayesian_bootstrap_covers_and_naive_binomial_does_not():
+    # 200 datasets of 16 systems x 20 items (4,560 ordered pairs each), 200 draws.
+    cov = coverage(200, 16, 20, 200)
+    for key in ("reliability", "sensitivity"):
+        assert np.all((cov[key] >= 0.88) & (cov[key] <= 0.99)), (key, cov[key])
+    het_pairs = cov["heterogeneity"][[0, 2]]  # a single metric has H = 0 exactly
+    assert np.all((het_pairs >= 0.88) & (het_pairs <= 0.99)), cov["heterogeneity"]
+    assert np.all(cov["naive"] < 0.8), cov["naive"]
+
+
+def test_simulator_truth_matches_a_large_sample():
+    from bayesmeta.simulate import simulate_corroboration
+
+    ds = simulate_corroboration(2, n_systems=600, n_items=20)
+    bm.validate(ds)
+    x = ds["score"].isel(run=0).transpose("metric", "system", "item").values
+    pt = het.build_pairs(x, ds["judgment"].sel(trait="Q").values)
+    st = het.set_statistics(pt, het.as_index_sets([[0], [0, 1], [2, 3]], 4))
+    truth = ds["true_reliability"].sel(set=["m1", "m1+m2", "m3+m4"]).values
+    # 600 systems: the sampling sd of R is about 0.004 (system effects shared by all pairs)
+    assert np.abs(st["reliability"] - truth).max() < 0.015

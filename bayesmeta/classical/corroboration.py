@@ -169,6 +169,14 @@ def _point(pt: het.PairTable, idx: np.ndarray, *, match: str, against_all: bool 
 
 
 # ----------------------------------------------------------------------------- aggregates
+def _prob_positive(draws: np.ndarray) -> np.ndarray:
+    """P(value > 0) over the draws (axis 0) where defined; NaN where no draw is."""
+    ok = ~np.isnan(draws)
+    n = ok.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, (np.where(ok, draws, 0) > 0).sum(0) / n, np.nan)
+
+
 def _share_positive(g: np.ndarray) -> np.ndarray:
     """Share of sets (last axis) with gain > 0 among those with a defined gain."""
     ok = ~np.isnan(g)
@@ -353,10 +361,12 @@ def corroboration(
                             boot[est], None if post is None else post[est], ci_prob))
         d = pd.DataFrame({"n_agree": point["n_agree"]}, index=frames[-1].index)
         if est == "gain" and post is not None:
-            with np.errstate(invalid="ignore"):
-                d["p_positive"] = np.nanmean(np.where(np.isnan(post[est]), np.nan,
-                                                      post[est] > 0), axis=0)
+            d["p_positive"] = _prob_positive(post[est])
         det.append(d)
+    never = int((point["n_agree"] == 0).sum())
+    if never:
+        notes.append(f"{never} set(s) have no pair on which all their metrics agree: their "
+                     "R and gain are undefined (NaN; details() n_agree = 0).")
     # aggregates over the sets of each size
     size_arr = np.array(size)
     agg: dict[str, list[Any]] = {"share_positive_gain": [], "corr_heterogeneity_reliability": []}
@@ -592,7 +602,7 @@ def recommend_metric_set(
         frames.append(f)
         det.append(pd.DataFrame({"search": search, "best_single": best_single,
                                  "n_agree": point["n_agree"],
-                                 "p_positive": np.nanmean(post[est] > 0, 0) if "gain" in est
+                                 "p_positive": _prob_positive(post[est]) if "gain" in est
                                  else np.nan}, index=f.index))
     notes = [*notes, "greedy path: " + "; ".join(path), *_notes(pt, match, 0)]
     return CorroborationResult(
