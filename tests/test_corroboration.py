@@ -210,6 +210,19 @@ def test_weighted_statistics_equal_the_weighted_loop():
             want = ref_gain(x, q, X, w=w)
             if not np.isnan(want):
                 assert g[k, d] == pytest.approx(want, abs=TOL), X
+    # weights that differ between a pair and its reverse (the general path)
+    Wa = rng.uniform(0.1, 2.0, size=(pt.n_pairs, 2))
+    sta = het.set_statistics(pt, idx, Wa)
+    for d in range(2):
+        keys = zip(pt.system.tolist(), pt.system2.tolist(), pt.item.tolist(), strict=True)
+        w = dict(zip(keys,
+                     Wa[:, d], strict=True))
+        for k, X in enumerate(ALL_SETS):
+            R, S_, H = ref_stats(x, q, X, w=w)
+            assert sta["sensitivity"][k, d] == pytest.approx(S_, abs=TOL)
+            assert sta["heterogeneity"][k, d] == pytest.approx(H, abs=TOL)
+            if not np.isnan(R):
+                assert sta["reliability"][k, d] == pytest.approx(R, abs=TOL)
     # unit weights give the unweighted statistics
     ones = het.set_statistics(pt, idx, np.ones((pt.n_pairs, 1)))
     plain = het.set_statistics(pt, idx)
@@ -313,7 +326,7 @@ def test_save_load_round_trip(summeval_result, tmp_path):
     assert back.summary().equals(summeval_result.summary())
 
 
-@pytest.mark.parametrize("trait", ["COH", "REL"])
+@pytest.mark.parametrize("trait", ["COH", "CON", "FLU", "REL"])
 def test_greedy_is_within_001_of_exhaustive_on_summeval(summeval, trait):
     rec = bm.recommend_metric_set(summeval, trait, k=3, target_sensitivity=0.3,
                                   exhaustive=True, resampling={"n_resamples": 30},

@@ -66,6 +66,9 @@ class PairTable:
         Bit-packed :math:`x(s) \\ge x(s')` (or ``>``), :math:`x(s) > x(s')`,
         :math:`x(s) < x(s')`; the last row pads sets (all ones for ``up``, zeros else).
     good_bits : ndarray of uint8 (bytes,)
+    forward, backward : ndarray of int (pair / 2,)
+        Each unordered pair once: the positions of :math:`(s, s', i)` with :math:`s < s'`
+        and of its reverse :math:`(s', s, i)`.
     """
 
     dq: np.ndarray
@@ -82,6 +85,8 @@ class PairTable:
     ties: str
     n_systems: int
     n_items: int
+    forward: np.ndarray
+    backward: np.ndarray
 
     @property
     def n_pairs(self) -> int:
@@ -157,7 +162,11 @@ def build_pairs(x: np.ndarray, q: np.ndarray, *, metrics: Sequence[str] | None =
     up = dx > 0 if strict else dx >= 0
     pad1 = np.ones((1, dx.shape[1]), bool)
     pad0 = np.zeros((1, dx.shape[1]), bool)
+    key = (item * S + s) * S + t  # increasing in the enumeration order
+    forward = np.flatnonzero(s < t)
+    backward = np.searchsorted(key, (item[forward] * S + t[forward]) * S + s[forward])
     return PairTable(
+        forward=forward, backward=backward,
         dq=dq, dx=dx, item=item, system=s, system2=t, good=good,
         up_bits=_pack(np.vstack([up, pad1])), gt_bits=_pack(np.vstack([dx > 0, pad0])),
         lt_bits=_pack(np.vstack([dx < 0, pad0])), good_bits=_pack(good),
@@ -234,10 +243,15 @@ def set_statistics(pt: PairTable, idx: np.ndarray, weights: np.ndarray | None = 
         n_g, n_tot = float(pt.good.sum()), float(P)
     else:
         W = np.asarray(weights, dtype=float)
-        WG = W * pt.good[:, None]
         B = W.shape[1]
         n_a, n_ag, n_h = (np.empty((n_sets, B)) for _ in range(3))
-        n_g, n_tot = WG.sum(0), W.sum(0)
+        n_g, n_tot = (W * pt.good[:, None]).sum(0), W.sum(0)
+        fw, bw = pt.forward, pt.backward
+        # weights equal on a pair and its reverse (a_s a_s' b_i always are): sum the two
+        # orientations' indicators and multiply once per unordered pair, half the work
+        symmetric = 2 * fw.size == P and np.array_equal(W[fw], W[bw])
+        Wu = W[fw] if symmetric else W
+        good = pt.good.astype(float)
     step = max(1, _CHUNK_BYTES // (8 * P * 2))
     for c in range(0, n_sets, step):
         sl = slice(c, min(n_sets, c + step))
@@ -248,8 +262,13 @@ def set_statistics(pt: PairTable, idx: np.ndarray, weights: np.ndarray | None = 
             n_h[sl] = np.bitwise_count(split).sum(-1)
         else:
             A = _unpack(agree, P)
-            n_a[sl], n_ag[sl] = _dot(A, W), _dot(A, WG)
-            n_h[sl] = _dot(_unpack(split, P), W) if heterogeneity else np.nan
+            AG = A * good
+            H = _unpack(split, P) if heterogeneity else None
+            if symmetric:
+                A, AG = A[:, fw] + A[:, bw], AG[:, fw] + AG[:, bw]
+                H = None if H is None else 2.0 * H[:, fw]  # split is symmetric
+            n_a[sl], n_ag[sl] = _dot(A, Wu), _dot(AG, Wu)
+            n_h[sl] = np.nan if H is None else _dot(H, Wu)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {"reliability": n_ag / n_a, "sensitivity": n_ag / n_g,
                 "heterogeneity": n_h / n_tot, "n_agree": n_a, "n_agree_good": n_ag,
