@@ -394,3 +394,31 @@ def test_simulator_truth_matches_a_large_sample():
     truth = ds["true_reliability"].sel(set=["m1", "m1+m2", "m3+m4"]).values
     # 600 systems: the sampling sd of R is about 0.004 (system effects shared by all pairs)
     assert np.abs(st["reliability"] - truth).max() < 0.015
+
+
+def test_api_options_and_errors():
+    from bayesmeta.simulate import simulate_corroboration
+
+    ds = simulate_corroboration(0, n_systems=6, n_items=5)
+    strict = bm.corroboration(ds, "Q", sets=["m1+m2"], ties="strict",
+                              resampling={"n_resamples": 20}, random_seed=0)
+    assert strict.info["ties"] == "strict (>)"
+    # a user-given human score (here the judgment itself) gives the same table
+    given = bm.corroboration(ds, human=ds["judgment"].sel(trait="Q", drop=True).rename("Q"),
+                             sets=["m1+m2"], ties="strict", resampling={"n_resamples": 20},
+                             random_seed=0)
+    assert np.allclose(given.summary()["classical"], strict.summary()["classical"],
+                       equal_nan=True)
+    assert strict.provenance["random_seed"] == 0
+    with pytest.raises(ValueError, match="target_sensitivity"):
+        bm.recommend_metric_set(ds, "Q", target_sensitivity=1.5)
+    with pytest.raises(ValueError, match="no single metric reaches"):
+        bm.recommend_metric_set(ds, "Q", target_sensitivity=1.0,
+                                resampling={"n_resamples": 5}, random_seed=0)
+    with pytest.raises(ValueError, match="k must"):
+        bm.recommend_metric_set(ds, "Q", k=0)
+    with pytest.raises(ValueError, match="n_sets"):
+        bm.corroboration(ds, "Q", n_sets=0)
+    with pytest.raises(ValueError, match="match"):
+        bm.corroboration(ds, "Q", sets=["m1+m2"], match="closest",
+                         resampling={"n_resamples": 0})
