@@ -339,15 +339,17 @@ def test_greedy_is_within_001_of_exhaustive_on_summeval(summeval, trait):
 
 
 # ----------------------------------------------------------------------------- coverage
-def coverage(n_data, n_systems, n_items, n_draws, ci_prob=0.94, seed=0):
+def coverage(n_data, n_systems, n_items, n_draws, ci_prob=0.94, seed=0, cluster=False):
     """Share of simulated datasets whose 94% Bayesian-bootstrap HDI (and naive Wilson
-    interval with the agreeing pairs as independent trials) holds the true value."""
+    interval with the agreeing pairs as independent trials; and, with ``cluster``, the
+    cluster-bootstrap percentile interval of R) holds the true value."""
     from scipy import stats
 
     from bayesmeta.summaries import summarize
 
     sets, labels = [[0, 1], [0], [2, 3]], ["m1+m2", "m1", "m3+m4"]
-    hits = {k: np.zeros(3) for k in ("reliability", "sensitivity", "heterogeneity", "naive")}
+    hits = {k: np.zeros(3) for k in ("reliability", "sensitivity", "heterogeneity", "naive",
+                                     "cluster")}
     z = stats.norm.ppf(0.5 + ci_prob / 2)
     for ss in np.random.SeedSequence(seed).spawn(n_data):
         rng = np.random.default_rng(ss)
@@ -370,6 +372,13 @@ def coverage(n_data, n_systems, n_items, n_draws, ci_prob=0.94, seed=0):
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
         truth = ds["true_reliability"].sel(set=labels).values
         hits["naive"] += (centre - half <= truth) & (truth <= centre + half)
+        if cluster:
+            ca = rng.multinomial(n_systems, np.full(n_systems, 1 / n_systems), size=n_draws)
+            cb = rng.multinomial(n_items, np.full(n_items, 1 / n_items), size=n_draws)
+            cs = het.set_statistics(pt, idx, het.pair_weights(pt, ca, cb))
+            iv = summarize(xr.DataArray(cs["reliability"].T, dims=("resample", "set")),
+                           ci_prob=ci_prob, interval="equal_tailed")["interval"].values
+            hits["cluster"] += (iv[:, 0] <= truth) & (truth <= iv[:, 1])
     return {k: v / n_data for k, v in hits.items()}
 
 
@@ -422,3 +431,13 @@ def test_api_options_and_errors():
     with pytest.raises(ValueError, match="match"):
         bm.corroboration(ds, "Q", sets=["m1+m2"], match="closest",
                          resampling={"n_resamples": 0})
+
+
+@pytest.mark.slow
+def test_coverage_at_summeval_size():
+    # 17 systems x 100 items as SummEval (27,200 ordered pairs), 200 datasets, 200 draws.
+    cov = coverage(200, 17, 100, 200, seed=1, cluster=True)
+    print(cov)
+    for key in ("reliability", "sensitivity"):
+        assert np.all((cov[key] >= 0.88) & (cov[key] <= 0.99)), (key, cov[key])
+    assert np.all(cov["naive"] < 0.8), cov["naive"]
