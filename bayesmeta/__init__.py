@@ -14,7 +14,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
-from bayesmeta.classical.corroboration import corroboration, recommend_metric_set
+from bayesmeta.classical.corroboration import corroboration
 from bayesmeta.classical.human_consistency import human_inconsistency
 from bayesmeta.classical.metameasures import (
     discriminative_power,
@@ -23,6 +23,7 @@ from bayesmeta.classical.metameasures import (
     ranking_consistency,
 )
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
+from bayesmeta.classical.recommend import recommend_metric_set
 from bayesmeta.classical.reliability import (
     consistency,
     items_needed,

@@ -312,7 +312,7 @@ def test_corroboration_explicit_sets_and_errors(summeval):
 def test_plots_return_axes(summeval_result):
     import matplotlib.pyplot as plt
 
-    from bayesmeta.classical.corroboration import plot_heterogeneity, plot_threshold_curves
+    from bayesmeta.corroboration_plots import plot_heterogeneity, plot_threshold_curves
 
     assert plot_heterogeneity(summeval_result).get_xlabel() == "heterogeneity H(X)"
     assert plot_heterogeneity(summeval_result, y="gain").get_ylabel() == "reliability gain"
