@@ -321,6 +321,18 @@ def test_plots_return_axes(summeval_result):
     plt.close("all")
 
 
+def test_curves_table(summeval_result, summeval):
+    from bayesmeta.data import select
+
+    cur = summeval_result.curves().xs("BLEU", level="metric")
+    _, q, _ = summeval_subset(summeval, "COH", n_systems=17, n_items=100)
+    pt = het.build_pairs(select.metric_scores(summeval, ["BLEU"]).values, q)
+    want = het.threshold_curve(pt, 0)
+    assert np.array_equal(cur["threshold"].to_numpy(), want["threshold"])
+    assert np.allclose(cur["reliability"].to_numpy(), want["reliability"], atol=TOL, rtol=0)
+    assert cur["sensitivity"].iloc[-1] == 1.0
+
+
 def test_save_load_round_trip(summeval_result, tmp_path):
     back = bm.load(summeval_result.save(tmp_path / "c.nc"))
     assert back.summary().equals(summeval_result.summary())

@@ -59,6 +59,14 @@ class CorroborationResult(Result):
                 if c in wide.columns]
         return wide[cols]
 
+    def curves(self) -> pd.DataFrame:
+        """The single metrics' threshold curves as a long table: index ``(metric, level)``
+        (level 0 = the largest threshold), columns ``threshold``, ``reliability``
+        (:math:`R_{th}`) and ``sensitivity`` (:math:`S_{th}`), classical estimates."""
+        frame = self.extra["curves"].to_dataframe()[["threshold", "reliability",
+                                                      "sensitivity"]]
+        return frame.dropna(subset=["threshold"])
+
     def plot(self, ax: Any = None, kind: str = "reliability") -> Any:
         """``kind="reliability"`` (paper 003, Figs. 2-3), ``"gain"`` (Figs. 5-6) or
         ``"curves"`` (the :math:`R_{th}/S_{th}` curves). Returns the Figure."""
