@@ -15,6 +15,7 @@ from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
 from bayesmeta.classical.concurrent import concurrent_validity
+from bayesmeta.classical.corroboration import corroboration
 from bayesmeta.classical.human_consistency import human_inconsistency
 from bayesmeta.classical.kind_comparison import kind_comparison
 from bayesmeta.classical.meta_correlation import meta_correlation
@@ -27,6 +28,7 @@ from bayesmeta.classical.metameasures import (
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
 from bayesmeta.classical.perturbation import perturbation_detection
 from bayesmeta.classical.pre_assessment import pre_assessment
+from bayesmeta.classical.recommend import recommend_metric_set
 from bayesmeta.classical.reference_choice import reference_choice
 from bayesmeta.classical.reference_free import ks_score, metric_kinds
 from bayesmeta.classical.reliability import (
@@ -72,6 +74,7 @@ __all__ = [
     "concurrent_validity",
     "consistency",
     "correlations",
+    "corroboration",
     "corrupt",
     "datasets",
     "decision_study",
@@ -98,6 +101,7 @@ __all__ = [
     "rater_bias",
     "read_csv",
     "read_report",
+    "recommend_metric_set",
     "reference_choice",
     "reliability",
     "spearman_brown",
