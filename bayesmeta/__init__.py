@@ -48,6 +48,7 @@ from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
 from bayesmeta.models.true_score import reliability
 from bayesmeta.options import ResamplingOptions, SamplerOptions
+from bayesmeta.report import report
 from bayesmeta.results import Result, load
 from bayesmeta.text.corruptions import corrupt
 
@@ -86,6 +87,7 @@ __all__ = [
     "read_csv",
     "read_report",
     "reliability",
+    "report",
     "spearman_brown",
     "stability",
     "validate",
