@@ -44,6 +44,7 @@ def report(
     sections: Sequence[Section | str] | None = None,
     source: str | None = None,
     progress: bool | None = None,
+    n_jobs: int | None = 1,
 ) -> Report:
     """The uncertainty-aware metric report of a dataset.
 
@@ -82,6 +83,9 @@ def report(
         How to name the data in the header (default ``data.attrs["path"]`` or ``"source"``).
     progress : bool, optional
         One line per section on stderr, with its time (default: when stderr is a terminal).
+    n_jobs : int or None
+        Worker processes of the resampling analyses (default 1: sections run one after
+        another, and on a small machine one worker is fastest; None: the analyses' default).
 
     Returns
     -------
@@ -136,7 +140,7 @@ def report(
     seed = resolve_seed(random_seed)
     src = source or str(data.attrs.get("path") or data.attrs.get("source") or "dataset")
     ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, n_resamples=n_resamples,
-                  method=method, ci_prob=ci_prob, source=src)
+                  method=method, ci_prob=ci_prob, source=src, n_jobs=n_jobs)
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     runs = run_sections(data, ctx, chosen_sections, progress=progress)

@@ -59,6 +59,8 @@ class Context:
         Correlation coefficient of MTMM and concurrent validity.
     ci_prob : float
         Probability of every interval.
+    n_jobs : int or None
+        Worker processes of the resampling analyses (None: their default).
     """
 
     traits: list[str]
@@ -68,6 +70,12 @@ class Context:
     method: str = "kendall"
     ci_prob: float = CI_PROB
     source: str = ""
+    n_jobs: int | None = 1
+
+    @property
+    def coefficient(self) -> str:
+        """The coefficient of the correlation measures shown (``method``)."""
+        return self.method
 
     @property
     def sampling(self) -> str | None:

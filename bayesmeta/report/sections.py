@@ -319,12 +319,18 @@ def _measure_for(result: Any, ds: xr.Dataset, key: str) -> str | None:
     if key not in extra or "measure" not in extra[key].coords:
         return None
     names = [str(m) for m in extra[key]["measure"].values]
-    prefs = (["system_kendall", "system_pearson"] if _n(ds, "system") >= 3 else []) + [
-        "global_kendall", "global_pearson", "within_item_kendall"]
+    prefs = ([f"system_{_coef(result)}"] if _n(ds, "system") >= 3 else []) + [
+        f"global_{_coef(result)}"]
     for p in prefs:
         if p in names:
             return p
     return names[0] if names else None
+
+
+def _coef(result: Any) -> str:
+    beats = (getattr(result, "extra", {}) or {}).get("p_beats")
+    names = [str(m) for m in beats["measure"].values] if beats is not None else []
+    return names[0].rsplit("_", 1)[-1] if names else "kendall"
 
 
 def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -338,24 +344,27 @@ def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
         return Skipped("correlation measures need metric scores and human scores")
     tables, figures, results, lines = [], [], [], []
     for trait in ctx.traits:
-        cor = call(bm.correlations, ds, trait=trait, n_resamples=ctx.n_resamples,
-                   ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False)
+        cor = call(bm.correlations, ds, trait=trait, measures=ctx.coefficient,
+                   n_resamples=ctx.n_resamples, ci_prob=ctx.ci_prob,
+                   random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
         results.append(cor)
         frame = cor.summary()
         measure = None
         if "measure" in frame.index.names:
             names = [str(m) for m in pd.unique(frame.index.get_level_values("measure"))]
-            measure = next((m for m in (["system_kendall"] if _n(ds, "system") >= 3 else [])
-                            + ["global_kendall", "global_pearson"] if m in names), names[0])
+            prefs = ([f"system_{ctx.coefficient}"] if _n(ds, "system") >= 3 else []) + [
+                f"global_{ctx.coefficient}"]
+            measure = next((m for m in prefs if m in names), names[0])
+        tables.append(block(cor, ctx, f"{cor.title} [{trait}]"))
         rows = _level_filter(frame, "measure", [measure]) if measure else None
-        tables.append(block(cor, ctx, f"{cor.title} [{trait}]", rows=rows))
         sub = frame if rows is None else frame[rows]
         lines.append(extremes(sub, what=f"{trait}, {measure or 'correlation'}",
                               higher="best", lower="worst"))
         if _n(ds, "metric") >= 2:
-            cmp_ = call(bm.compare_metrics, ds, trait=trait, n_resamples=ctx.n_resamples,
-                        n_permutations=ctx.n_resamples, ci_prob=ctx.ci_prob,
-                        random_seed=ctx.random_seed, progress=False)
+            cmp_ = call(bm.compare_metrics, ds, trait=trait, measures=measure or "all",
+                        n_resamples=ctx.n_resamples, n_permutations=ctx.n_resamples,
+                        ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False,
+                        n_jobs=ctx.n_jobs)
             results.append(cmp_)
             m = _measure_for(cmp_, ds, "p_beats")
             if m is not None:
@@ -390,13 +399,13 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
     trait = ctx.traits[0]
     tables, figures, results = [], [], []
     dp = call(bm.discriminative_power, ds, trait=trait, n_permutations=ctx.n_resamples,
-              random_seed=ctx.random_seed, progress=False)
+              random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
     results.append(dp)
     tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
     if "curve" in (getattr(dp, "extra", {}) or {}):
         figures.append(plot_pvalue_curves(dp).figure)
     rc = call(bm.ranking_consistency, ds, trait=trait, n_trials=ctx.n_resamples,
-              random_seed=ctx.random_seed)
+              random_seed=ctx.random_seed, n_jobs=ctx.n_jobs)
     results.append(rc)
     tables.append(block(rc, ctx, f"{rc.title} [{trait}]"))
     lines = [extremes(dp.summary(), what=f"Discriminative power [{trait}]",
