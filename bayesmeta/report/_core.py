@@ -73,6 +73,16 @@ class Context:
     n_jobs: int | None = 1
 
     @property
+    def resampling(self) -> dict[str, Any]:
+        """The ``resampling=`` argument of resampling analyses
+        (:class:`bayesmeta.ResamplingOptions` fields)."""
+        out: dict[str, Any] = {"n_resamples": self.n_resamples,
+                               "n_permutations": self.n_resamples}
+        if self.n_jobs is not None:
+            out["n_jobs"] = self.n_jobs
+        return out
+
+    @property
     def coefficient(self) -> str:
         """The coefficient of the correlation measures shown (``method``)."""
         return self.method
@@ -142,12 +152,19 @@ class SectionRun:
 
 
 def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call an analysis with the keyword options it accepts (the report's settings are a
-    superset: e.g. ``random_seed`` for a function that draws nothing)."""
+    """Call an analysis with the keyword options it names (the report's settings are a
+    superset: e.g. ``random_seed`` for a function that draws nothing, or both
+    ``resampling=`` and the older ``n_resamples=``); nothing goes to a ``**legacy``
+    catch-all."""
     params = inspect.signature(fn).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        kwargs = {k: v for k, v in kwargs.items() if k in params}
-    return fn(*args, **kwargs)
+    named = {k for k, p in params.items() if p.kind in (
+        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    return fn(*args, **{k: v for k, v in kwargs.items() if k in named})
+
+
+def accepts(fn: Callable[..., Any], name: str) -> bool:
+    """Whether an analysis names a keyword option."""
+    return name in inspect.signature(fn).parameters
 
 
 def figure_png(fig: Any) -> str:

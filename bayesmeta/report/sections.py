@@ -23,6 +23,7 @@ from bayesmeta.report._core import (
     SectionOutput,
     Skipped,
     TableBlock,
+    accepts,
     call,
 )
 
@@ -142,14 +143,6 @@ def _estimands(result: Any) -> list[str]:
     return [str(e) for e in pd.unique(result.summary().index.get_level_values(0))]
 
 
-def _level_filter(frame: pd.DataFrame, level: str, keep: list[str]) -> Any:
-    if level not in frame.index.names:
-        return None
-    values = frame.index.get_level_values(level).astype(str)
-    mask = np.isin(values, keep)
-    return mask if mask.any() else None
-
-
 # ----------------------------------------------------------------------------- sections
 def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
     """Sizes, human scores and their kind, metrics, missing counts, what the reader left
@@ -216,7 +209,8 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
     if "score" not in ds and not _has_ratings(ds):
         return Skipped("the data has no metric scores and no ordinal ratings")
     tables, figures, results, methods = [], [], [], [bm.consistency]
-    cons = call(bm.consistency, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+    cons = call(bm.consistency, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed,
+                resampling=ctx.resampling)
     results.append(cons)
     tables.append(block(cons, ctx))
     figures.append(forest(cons))
@@ -274,6 +268,44 @@ def agreement_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                          [bm.agreement], [res])
 
 
+def _split_label(label: str) -> tuple[str, str]:
+    rater, _, trait = str(label).rpartition(".")
+    return rater, trait
+
+
+def _mtmm_heatmap(frame: pd.DataFrame, title: str) -> Any:
+    """Heatmap of the MTMM correlations (reliabilities on the diagonal) from its table."""
+    import matplotlib.pyplot as plt
+
+    est = frame.index.get_level_values(0)
+    corr = frame[est == "correlation"]
+    if corr.empty or corr.index.nlevels < 3:
+        return None
+    col = _estimate_column(corr) or "classical"
+    a = corr.index.get_level_values(1).astype(str)
+    b = corr.index.get_level_values(2).astype(str)
+    labels = list(dict.fromkeys([*a, *b]))
+    pos = {v: k for k, v in enumerate(labels)}
+    mat = np.full((len(labels), len(labels)), np.nan)
+    for x, y, v in zip(a, b, corr[col].to_numpy(dtype=float), strict=True):
+        mat[pos[x], pos[y]] = mat[pos[y], pos[x]] = v
+    diag = frame[est != "correlation"]
+    for idx, v in zip(diag.index, diag[col].to_numpy(dtype=float), strict=True):
+        if str(idx[1]) in pos:
+            mat[pos[str(idx[1])], pos[str(idx[1])]] = v
+    size = max(3.5, 0.28 * len(labels) + 1.5)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    im = ax.imshow(mat, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(np.arange(len(labels)))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_yticks(np.arange(len(labels)))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(im, ax=ax, label=col)
+    fig.tight_layout()
+    return fig
+
+
 def mtmm_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Multitrait-multimethod matrix of the ratings (raters as methods)."""
     import bayesmeta as bm
@@ -284,12 +316,27 @@ def mtmm_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return Skipped("an MTMM matrix needs at least 2 raters (methods) and 2 traits")
     res = call(bm.mtmm, ds, method=ctx.method, ci_prob=ctx.ci_prob,
                random_seed=ctx.random_seed)
-    ests = _estimands(res)
-    lines = [extremes(res.summary(), ests[0], higher="highest", lower="lowest")]
-    lines.append("Convergent validity: the same trait rated by different raters should "
-                 "correlate more than different traits rated by the same rater.")
-    return SectionOutput("Multitrait-multimethod (MTMM)", [block(res, ctx)], [forest(res)],
-                         "\n".join(lines), [bm.mtmm], [res])
+    frame = res.summary()
+    est = frame.index.get_level_values(0)
+    lines = []
+    corr = frame[est == "correlation"]
+    col = _estimate_column(corr)
+    if col is not None and corr.index.nlevels >= 3:
+        kinds = {"convergent (same trait, other rater)": [], "same rater, other trait": [],
+                 "other rater, other trait": []}
+        for idx, v in corr[col].items():
+            (r1, t1), (r2, t2) = _split_label(idx[1]), _split_label(idx[2])
+            key = ("convergent (same trait, other rater)" if t1 == t2 and r1 != r2 else
+                   "same rater, other trait" if r1 == r2 else "other rater, other trait")
+            kinds[key].append(float(v))
+        parts = [f"{k} {np.nanmean(v):.2f}" for k, v in kinds.items() if v]
+        lines.append(f"Mean {ctx.method} correlation: " + "; ".join(parts) + ".")
+    lines.append("Convergent validity holds when the same trait rated by different raters "
+                 "correlates more than different traits rated by the same rater.")
+    fig = _mtmm_heatmap(frame, f"{res.title} ({ctx.method}; diagonal: reliability)")
+    return SectionOutput("Multitrait-multimethod (MTMM)", [block(res, ctx)],
+                         [fig if fig is not None else forest(res)], "\n".join(lines),
+                         [bm.mtmm], [res])
 
 
 def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -301,36 +348,42 @@ def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput |
     if not ctx.traits:
         return Skipped("the data has no human scores (ratings or judgments)")
     level = "system" if _n(ds, "system") >= 3 else "global"
-    res = call(bm.concurrent_validity, ds, list(ctx.traits), method=ctx.method, level=level,
-               ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+    fn = bm.concurrent_validity
+    if accepts(fn, "trait"):
+        res = call(fn, ds, trait=list(ctx.traits), method=ctx.method, level=level,
+                   ci_prob=ctx.ci_prob)
+    else:  # the spelling before the table-shape migration
+        res = call(fn, ds, list(ctx.traits), method=ctx.method, level=level)
     reading = extremes(res.summary(), what=f"Concurrent validity ({level} level, "
                        f"{ctx.method})", higher="highest", lower="lowest")
-    reading += ("\nA metric is valid for a trait when it ranks systems as the humans do; "
+    reading += ("\nA metric is valid for a trait when it orders the outputs as the humans do; "
                 "wide intervals mean too few systems to tell metrics apart.")
     notes = [] if level == "system" else [
         f"{_n(ds, 'system')} system(s): correlations are over all outputs (level 'global'), "
         f"not system means."]
-    return SectionOutput("Concurrent validity", [block(res, ctx)], [forest(res)], reading,
-                         [bm.concurrent_validity], [res], notes)
+    return SectionOutput("Concurrent validity", [block(res, ctx)],
+                         [forest(res, title=f"Concurrent validity ({level}, {ctx.method})")],
+                         reading, [bm.concurrent_validity], [res], notes)
 
 
-def _measure_for(result: Any, ds: xr.Dataset, key: str) -> str | None:
-    extra = getattr(result, "extra", {}) or {}
-    if key not in extra or "measure" not in extra[key].coords:
-        return None
-    names = [str(m) for m in extra[key]["measure"].values]
-    prefs = ([f"system_{_coef(result)}"] if _n(ds, "system") >= 3 else []) + [
-        f"global_{_coef(result)}"]
-    for p in prefs:
-        if p in names:
-            return p
-    return names[0] if names else None
+def _measures(frame: pd.DataFrame) -> list[str]:
+    """The correlation measures of a table: its ``measure`` level, or its estimands when
+    they are measure names (``system_kendall``, ...)."""
+    if "measure" in frame.index.names:
+        return [str(m) for m in pd.unique(frame.index.get_level_values("measure"))]
+    return [str(m) for m in pd.unique(frame.index.get_level_values(0))]
 
 
-def _coef(result: Any) -> str:
-    beats = (getattr(result, "extra", {}) or {}).get("p_beats")
-    names = [str(m) for m in beats["measure"].values] if beats is not None else []
-    return names[0].rsplit("_", 1)[-1] if names else "kendall"
+def _headline(names: list[str], ds: xr.Dataset, coefficient: str) -> str | None:
+    prefs = ([f"system_{coefficient}"] if _n(ds, "system") >= 3 else []) + [
+        f"global_{coefficient}"]
+    return next((m for m in prefs if m in names), names[0] if names else None)
+
+
+def _rows_of_measure(frame: pd.DataFrame, measure: str) -> Any:
+    level = "measure" if "measure" in frame.index.names else frame.index.names[0]
+    mask = frame.index.get_level_values(level).astype(str) == measure
+    return mask if mask.any() else None
 
 
 def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -340,49 +393,46 @@ def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
 
     if "score" not in ds:
         return Skipped("the data has no metric scores (variable 'score')")
-    if _n(ds, "metric") < 1 or not ctx.traits:
-        return Skipped("correlation measures need metric scores and human scores")
+    if not ctx.traits:
+        return Skipped("the data has no human scores (ratings or judgments)")
     tables, figures, results, lines = [], [], [], []
     for trait in ctx.traits:
         cor = call(bm.correlations, ds, trait=trait, measures=ctx.coefficient,
-                   n_resamples=ctx.n_resamples, ci_prob=ctx.ci_prob,
-                   random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
+                   resampling=ctx.resampling, n_resamples=ctx.n_resamples,
+                   ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False,
+                   n_jobs=ctx.n_jobs)
         results.append(cor)
         frame = cor.summary()
-        measure = None
-        if "measure" in frame.index.names:
-            names = [str(m) for m in pd.unique(frame.index.get_level_values("measure"))]
-            prefs = ([f"system_{ctx.coefficient}"] if _n(ds, "system") >= 3 else []) + [
-                f"global_{ctx.coefficient}"]
-            measure = next((m for m in prefs if m in names), names[0])
+        measure = _headline(_measures(frame), ds, ctx.coefficient)
         tables.append(block(cor, ctx, f"{cor.title} [{trait}]"))
-        rows = _level_filter(frame, "measure", [measure]) if measure else None
+        rows = _rows_of_measure(frame, measure) if measure else None
         sub = frame if rows is None else frame[rows]
-        lines.append(extremes(sub, what=f"{trait}, {measure or 'correlation'}",
-                              higher="best", lower="worst"))
-        if _n(ds, "metric") >= 2:
-            cmp_ = call(bm.compare_metrics, ds, trait=trait, measures=measure or "all",
-                        n_resamples=ctx.n_resamples, n_permutations=ctx.n_resamples,
-                        ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False,
-                        n_jobs=ctx.n_jobs)
+        lines.append(extremes(sub, str(sub.index.get_level_values(0)[0]),
+                              what=f"{trait}, {measure}", higher="best", lower="worst"))
+        if _n(ds, "metric") >= 2 and measure is not None:
+            cmp_ = call(bm.compare_metrics, ds, trait=trait, measures=measure,
+                        resampling=ctx.resampling, n_resamples=ctx.n_resamples,
+                        n_permutations=ctx.n_resamples, ci_prob=ctx.ci_prob,
+                        random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
             results.append(cmp_)
-            m = _measure_for(cmp_, ds, "p_beats")
-            if m is not None:
-                figures.append(plot_beats_heatmap(cmp_, measure=m).figure)
-                figures[-1].axes[0].set_title(f"P(row beats column): {m} [{trait}]",
-                                              fontsize=10)
-            m = _measure_for(cmp_, ds, "rank_probability")
-            if m is not None:
-                figures.append(plot_rank_distribution(cmp_, measure=m).figure)
-                figures[-1].axes[0].set_title(f"Posterior rank distribution: {m} [{trait}]",
-                                              fontsize=10)
+            extra = getattr(cmp_, "extra", {}) or {}
+            if "p_beats" in extra:
+                m = str(extra["p_beats"]["measure"].values[0])
+                ax = plot_beats_heatmap(cmp_, measure=m)
+                ax.set_title(f"P(row beats column): {m} [{trait}]", fontsize=10)
+                figures.append(ax.figure)
+            if "rank_probability" in extra:
+                m = str(extra["rank_probability"]["measure"].values[0])
+                ax = plot_rank_distribution(cmp_, measure=m)
+                ax.set_title(f"Posterior rank distribution: {m} [{trait}]", fontsize=10)
+                figures.append(ax.figure)
     reading = "\n".join(ln for ln in lines[:2] if ln)
     if len(lines) > 2:
-        reading += f" (and {len(lines) - 2} more trait(s) below)"
+        reading += f" (and {len(lines) - 2} more trait(s) in the tables)"
     notes = ["The heatmap reads: the probability, over Bayesian-bootstrap resamples of "
              "systems and items, that the row metric correlates more with the human score "
-             "than the column metric. The full pairwise table is "
-             "bm.compare_metrics(...).summary()."]
+             "than the column metric; the rank plot gives each metric's posterior rank. "
+             "Pairwise differences with intervals: bm.compare_metrics(...).summary()."]
     return SectionOutput("Correlation measures", tables, figures, reading,
                          [bm.correlations, bm.compare_metrics], results, notes)
 
@@ -398,18 +448,19 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
         return Skipped("the data has no human scores (ratings or judgments)")
     trait = ctx.traits[0]
     tables, figures, results = [], [], []
-    dp = call(bm.discriminative_power, ds, trait=trait, n_permutations=ctx.n_resamples,
-              random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
+    dp = call(bm.discriminative_power, ds, trait=trait, resampling=ctx.resampling,
+              n_permutations=ctx.n_resamples, random_seed=ctx.random_seed, progress=False,
+              n_jobs=ctx.n_jobs)
     results.append(dp)
     tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
     if "curve" in (getattr(dp, "extra", {}) or {}):
         figures.append(plot_pvalue_curves(dp).figure)
     rc = call(bm.ranking_consistency, ds, trait=trait, n_trials=ctx.n_resamples,
-              random_seed=ctx.random_seed, n_jobs=ctx.n_jobs)
+              resampling=ctx.resampling, random_seed=ctx.random_seed, n_jobs=ctx.n_jobs)
     results.append(rc)
     tables.append(block(rc, ctx, f"{rc.title} [{trait}]"))
-    lines = [extremes(dp.summary(), what=f"Discriminative power [{trait}]",
-                      higher="most discriminative", lower="least"),
+    lines = [extremes(dp.summary(), what=f"Discriminative power [{trait}], mean p-value",
+                      higher="least discriminative", lower="most discriminative"),
              extremes(rc.summary(), what=f"Ranking consistency [{trait}]",
                       higher="most consistent", lower="least")]
     notes = [] if len(ctx.traits) == 1 else [
