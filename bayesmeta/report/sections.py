@@ -159,6 +159,17 @@ def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
                                        else "continuous judgment") for t, k in kinds.items()}})
     human.index.name = "trait"
     tables = [plain(sizes, "Sizes"), plain(human, "Human scores")]
+    per_system = {}
+    for var in ("rating", "judgment", "score"):
+        if var in ds:
+            other = [d for d in ds[var].dims if d not in ("system", "item")]
+            seen = ds[var].notnull().any(other) if other else ds[var].notnull()
+            per_system[f"items with {var}s"] = seen.sum("item").to_series().astype(int)
+    if per_system:
+        systems = pd.DataFrame(per_system)
+        systems.index = systems.index.astype(str)
+        systems.index.name = "system"
+        tables.append(plain(systems, "Systems"))
     miss = missing_report(ds)
     n_missing = int(miss["missing"].sum()) if len(miss) else 0
     n_total = int(miss["total"].sum()) if len(miss) else 0
