@@ -180,9 +180,37 @@ def figure_png(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _progress(line: str, enabled: bool) -> None:
-    if enabled:
-        print(line, file=sys.stderr, flush=True)
+class _Progress:
+    """One line per section on stderr: through tqdm (a bar with the section's name) when it
+    is installed and stderr is a terminal, else plain lines."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled, self.bar = enabled, None
+        if enabled and getattr(sys.stderr, "isatty", lambda: False)():
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, desc="bayesmeta report", unit="section",
+                                file=sys.stderr, leave=True)
+
+    def start(self, title: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(title)
+        elif self.enabled:
+            print(f"{title} ...", file=sys.stderr, flush=True)
+
+    def done(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)
+            self.bar.update(1)
+        elif self.enabled:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section], *,
@@ -194,8 +222,9 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
         matplotlib.use("Agg")
     runs = []
     n = len(sections)
+    bar = _Progress(n, progress)
     for k, sec in enumerate(sections, 1):
-        _progress(f"[{k}/{n}] {sec.title} ...", progress)
+        bar.start(f"[{k}/{n}] {sec.title}")
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -226,7 +255,8 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
         runs.append(run)
         tail = {"ok": "done", "skipped": f"skipped ({run.reason})",
                 "failed": f"FAILED ({run.error})"}[run.status]
-        _progress(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s", progress)
+        bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
+    bar.close()
     return runs
 
 

@@ -152,7 +152,9 @@ def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
     from bayesmeta.data import missing_report, read_report
     from bayesmeta.data.select import human_score, human_traits
 
-    sizes = pd.DataFrame({"size": {str(k): int(v) for k, v in ds.sizes.items()}})
+    sizes = pd.DataFrame({"size": {str(k): int(v) for k, v in ds.sizes.items()
+                                   if k in ("system", "item", "rater", "trait", "metric", "run",
+                                            "reference")}})
     sizes.index.name = "dim"
     kinds = human_traits(ds)
     human = pd.DataFrame({"kind": {t: ("ordinal ratings (mean over raters)" if k == "rating"
