@@ -384,7 +384,7 @@ class Report:
     def text(self) -> str:
         """A short plain-text summary: data, settings, each section's status and reading,
         convergence problems."""
-        sizes = " x ".join(f"{v} {k}s" for k, v in self.sizes.items())
+        sizes = " x ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in self.sizes.items())
         lines = [f"{self.title}: {self.source}", f"  data: {sizes}",
                  f"  signature: {self.signature()}"]
         if self.context.bayes == "fast":
