@@ -64,8 +64,41 @@ def _estimate_column(frame: pd.DataFrame) -> str | None:
 
 
 def _label(idx: Any) -> str:
+    """A row's design labels (after the estimand) joined with " / "."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     return " / ".join(str(p) for p in parts[1:] if str(p) != "") or str(parts[0])
+
+
+def heatmap(frame: pd.DataFrame, rows: str, cols: str, title: str, *,
+            vmin: float = -1.0, vmax: float = 1.0) -> Any:
+    """Heatmap of one estimate column of a table, ``rows`` x ``cols`` index levels (the
+    first estimand only)."""
+    import matplotlib.pyplot as plt
+
+    est = frame.index.get_level_values(0)
+    sub = frame[est == est[0]]
+    col = _estimate_column(sub)
+    if col is None or rows not in sub.index.names or cols not in sub.index.names:
+        return None
+    mat = sub[col].groupby(level=[rows, cols], sort=False).first().unstack(cols)
+    h = max(3.0, 0.25 * mat.shape[0] + 1.5)
+    w = max(4.0, 0.5 * mat.shape[1] + 3.5)
+    fig, ax = plt.subplots(figsize=(w, h))
+    im = ax.imshow(mat.to_numpy(dtype=float), cmap="RdBu_r", vmin=vmin, vmax=vmax,
+                   aspect="auto")
+    ax.set_yticks(np.arange(mat.shape[0]))
+    ax.set_yticklabels([str(v) for v in mat.index], fontsize=7)
+    ax.set_xticks(np.arange(mat.shape[1]))
+    ax.set_xticklabels([str(v) for v in mat.columns], rotation=45, ha="right", fontsize=7)
+    if mat.size <= 400:
+        for (i, j), v in np.ndenumerate(mat.to_numpy(dtype=float)):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if abs(v) > 0.6 * max(abs(vmin), abs(vmax)) else "black")
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(im, ax=ax, label=col)
+    fig.tight_layout()
+    return fig
 
 
 def _interval(row: pd.Series) -> str:
@@ -134,7 +167,8 @@ def forest(result: Any, estimand: str | None = None, title: str | None = None) -
     table = result.summary()
     est = table.index.get_level_values(0)
     estimand = str(est[0]) if estimand is None else estimand
-    sub = table[est == estimand].iloc[:FOREST_ROWS]
+    sub = table[est == estimand].iloc[:FOREST_ROWS].copy()
+    sub.index = pd.Index([_label(i) for i in sub.index])
     view = TableView(sub, title or f"{result.title}: {estimand}", result.ci_prob)
     return plot_forest(view).figure
 
@@ -374,8 +408,10 @@ def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput |
     notes = [] if level == "system" else [
         f"{_n(ds, 'system')} system(s): correlations are over all outputs (level 'global'), "
         f"not system means."]
+    title = f"Concurrent validity ({level} level, {ctx.method})"
+    fig = heatmap(res.summary(), "metric", "trait", title)
     return SectionOutput("Concurrent validity", [block(res, ctx)],
-                         [forest(res, title=f"Concurrent validity ({level}, {ctx.method})")],
+                         [fig if fig is not None else forest(res, title=title)],
                          reading, [bm.concurrent_validity], [res], notes)
 
 
