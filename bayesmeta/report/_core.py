@@ -261,37 +261,59 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
 
 
 def convergence_problems(runs: Sequence[SectionRun]) -> pd.DataFrame:
-    """Rows of MCMC tables with ``r_hat > 1.01`` or ``ess_bulk < 400``, and fits with
-    divergent transitions: columns ``section``, ``table``, ``row``, ``problem``."""
+    """Rows of MCMC summaries with ``r_hat > 1.01`` or ``ess_bulk < 400``, and fits with
+    divergent transitions, once per result: columns ``section``, ``table``, ``row``,
+    ``problem``, ``r_hat``, ``ess_bulk``, ``divergences``."""
     rows = []
     for run in runs:
         if run.output is None:
             continue
-        for block in run.output.tables:
-            t = block.frame
-            if "r_hat" not in t.columns:
-                continue
-            bad_r = t["r_hat"] > RHAT_MAX
-            bad_e = t["ess_bulk"] < ESS_MIN if "ess_bulk" in t.columns else bad_r & False
-            for idx in t.index[(bad_r | bad_e).to_numpy()]:
-                r = t.loc[[idx]].iloc[0]
-                what = []
-                if r["r_hat"] > RHAT_MAX:
-                    what.append(f"r_hat {r['r_hat']:.3f} > {RHAT_MAX}")
-                if "ess_bulk" in t.columns and r["ess_bulk"] < ESS_MIN:
-                    what.append(f"ess_bulk {r['ess_bulk']:.0f} < {ESS_MIN}")
-                label = " / ".join(str(v) for v in (idx if isinstance(idx, tuple) else (idx,))
-                                   if str(v) != "")
-                rows.append((run.title, block.caption, label, "; ".join(what)))
+        seen: set[int] = set()
         for res in run.output.results:
+            if id(res) in seen or not hasattr(res, "summary"):
+                continue
+            seen.add(id(res))
+            title = str(getattr(res, "title", ""))
+            t = res.summary()
+            if "r_hat" in t.columns:
+                ess = t["ess_bulk"] if "ess_bulk" in t.columns else pd.Series(np.nan, t.index)
+                bad = ((t["r_hat"] > RHAT_MAX) | (ess < ESS_MIN)).to_numpy()
+                for idx, r_hat, e in zip(t.index[bad], t["r_hat"][bad], ess[bad], strict=True):
+                    what = []
+                    if r_hat > RHAT_MAX:
+                        what.append(f"r_hat {r_hat:.3f} > {RHAT_MAX}")
+                    if e < ESS_MIN:
+                        what.append(f"ess_bulk {e:.0f} < {ESS_MIN}")
+                    parts = idx if isinstance(idx, tuple) else (idx,)
+                    label = " / ".join(str(v) for v in parts if str(v) != "")
+                    rows.append((run.title, title, label, "; ".join(what), float(r_hat),
+                                 float(e), 0))
             idata = getattr(res, "idata", None)
             stats = getattr(idata, "sample_stats", None) if idata is not None else None
             if stats is not None and "diverging" in stats:
                 n_div = int(np.asarray(stats["diverging"]).sum())
                 if n_div:
-                    rows.append((run.title, getattr(res, "title", ""), "",
-                                 f"{n_div} divergent transitions"))
-    return pd.DataFrame(rows, columns=["section", "table", "row", "problem"])
+                    rows.append((run.title, title, "", f"{n_div} divergent transitions",
+                                 np.nan, np.nan, n_div))
+    return pd.DataFrame(rows, columns=["section", "table", "row", "problem", "r_hat",
+                                       "ess_bulk", "divergences"])
+
+
+def convergence_by_table(problems: pd.DataFrame) -> list[dict[str, Any]]:
+    """The convergence problems grouped by result: rows flagged, worst R-hat, lowest bulk
+    ESS, divergences and a few row labels."""
+    out = []
+    for (section, table), g in problems.groupby(["section", "table"], sort=False):
+        rows = [r for r in g["row"] if r]
+        out.append({
+            "section": section, "table": table, "n_rows": len(rows),
+            "worst_r_hat": "" if g["r_hat"].isna().all() else f"{g['r_hat'].max():.3f}",
+            "min_ess": "" if g["ess_bulk"].isna().all() else f"{g['ess_bulk'].min():.0f}",
+            "divergences": int(g["divergences"].sum()),
+            "examples": ", ".join(rows[:4]) + (f", ... ({len(rows) - 4} more)"
+                                               if len(rows) > 4 else ""),
+        })
+    return out
 
 
 def _doc_summary(obj: Callable[..., Any] | str) -> tuple[str, str]:

@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayesmeta.report._core import ESS_MIN, RHAT_MAX, Report, TableBlock, _doc_summary
+from bayesmeta.report._core import (
+    ESS_MIN,
+    RHAT_MAX,
+    Report,
+    TableBlock,
+    _doc_summary,
+    convergence_by_table,
+)
 from bayesmeta.report._template import CSS, TEMPLATE
 
 #: Rows shown per table (the rest is counted under the table).
@@ -49,7 +56,8 @@ def _fmt(col: str, v: Any) -> str:
 
 
 def _x(v: float, lo: float, hi: float) -> float:
-    return 4 + (v - lo) / (hi - lo) * (_BAR_W - 8)
+    """Position on the bar; values off the common scale are clipped to its ends."""
+    return 4 + (min(max(v, lo), hi) - lo) / (hi - lo) * (_BAR_W - 8)
 
 
 def interval_bar(row: pd.Series, lo: float, hi: float) -> str:
@@ -96,6 +104,10 @@ def _scales(frame: pd.DataFrame) -> dict[Any, tuple[float, float]]:
         if vals.size == 0:
             continue
         lo, hi = float(vals.min()), float(vals.max())
+        if vals.size >= 20:  # one wild interval must not squash every other bar
+            q_lo, q_hi = np.quantile(vals, [0.02, 0.98])
+            spread = q_hi - q_lo
+            lo, hi = max(lo, q_lo - 0.5 * spread), min(hi, q_hi + 0.5 * spread)
         if hi - lo < 1e-12:
             lo, hi = lo - 0.5, hi + 0.5
         pad = 0.04 * (hi - lo)
@@ -193,7 +205,8 @@ def render_html(report: Report, *, standalone: bool = True) -> str:
         standalone=standalone, css=CSS, title=report.title, source=report.source,
         sizes=" x ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in report.sizes.items()),
         settings=settings, signature=report.signature(), sections=sections,
-        convergence=conv.to_dict("records"), fast=p["bayes"] == "fast",
+        convergence=conv.to_dict("records"), conv_groups=convergence_by_table(conv),
+        fast=p["bayes"] == "fast",
         counts={s: sum(r.status == s for r in report.runs) for s in ("ok", "skipped",
                                                                       "failed")},
     )

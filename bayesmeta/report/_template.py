@@ -68,14 +68,25 @@ TEMPLATE = """{% if standalone %}<!DOCTYPE html>
 with capped draws; rerun with --bayes full before reporting any number.</p>{% endif %}
 <h3>Convergence</h3>
 {% if convergence %}
-<div class="alert" id="convergence-problems"><strong>{{ convergence | length }} convergence
-problem(s)</strong> (r_hat &gt; 1.01, ess_bulk &lt; 400 or divergent transitions):
+<div class="alert" id="convergence-problems"><strong>Convergence problems in
+{{ conv_groups | length }} table(s)</strong> (rows with r_hat &gt; 1.01 or ess_bulk &lt; 400,
+fits with divergent transitions): do not report these numbers before fixing them
+(more draws, --bayes full, a higher target_accept).
+<table><thead><tr><th>section</th><th>table</th><th>rows flagged</th><th>worst r_hat</th>
+<th>lowest ess_bulk</th><th>divergences</th><th>rows</th></tr></thead><tbody>
+{% for g in conv_groups %}<tr><td>{{ g.section }}</td><td>{{ g.table }}</td>
+<td class="num">{{ g.n_rows }}</td><td class="num">{{ g.worst_r_hat }}</td>
+<td class="num">{{ g.min_ess }}</td><td class="num">{{ g.divergences }}</td>
+<td>{{ g.examples }}</td></tr>
+{% endfor %}</tbody></table>
+<details><summary>all {{ convergence | length }} flagged rows</summary>
 <table><thead><tr><th>section</th><th>table</th><th>row</th><th>problem</th></tr></thead>
 <tbody>
-{% for c in convergence[:40] %}<tr><td>{{ c.section }}</td><td>{{ c.table }}</td>
+{% for c in convergence[:300] %}<tr><td>{{ c.section }}</td><td>{{ c.table }}</td>
 <td>{{ c.row }}</td><td>{{ c.problem }}</td></tr>
 {% endfor %}</tbody></table>
-{% if convergence | length > 40 %}<p>... and {{ convergence | length - 40 }} more.</p>{% endif %}
+{% if convergence | length > 300 %}<p>... and {{ convergence | length - 300 }} more.</p>
+{% endif %}</details>
 </div>
 {% else %}
 <p class="okbox" id="convergence-ok">No convergence problems: every MCMC table meets

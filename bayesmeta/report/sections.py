@@ -278,7 +278,15 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
                    random_seed=ctx.random_seed, progress=False)
         results.append(rel)
         methods += [bm.reliability, "models/true_score.md"]
-        tables.append(block(rel, ctx, f"{rel.title} (Bayesian true-score model)"))
+        frame = rel.summary()
+        est = frame.index.get_level_values(0)
+        key = np.isin(est, ["consistency", "stability", "sem"])
+        tables.append(block(rel, ctx, f"{rel.title}: consistency, stability, SEM",
+                            rows=key if key.any() and not key.all() else None))
+        posterior = extremes(frame, "consistency" if "consistency" in set(est) else None,
+                             what="Posterior consistency", higher="most consistent",
+                             lower="least consistent")
+        reading[0] = posterior or reading[0]  # two lines: the posterior says more
         try:
             dstudy = rel.decision_study()
         except Exception as err:  # the curve is optional; the posterior table stands
@@ -287,7 +295,10 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
             from bayesmeta.plots import plot_decision_curve
 
             results.append(dstudy)
-            figures.append(plot_decision_curve(dstudy).figure)
+            shown = [str(m) for m in ds["metric"].values][:6]
+            figures.append(plot_decision_curve(dstudy, variables=shown, n_runs=[1]).figure)
+            notes.append(f"The decision-study curve shows the first {len(shown)} metrics with "
+                         f"one run; rel.decision_study().summary() has every variable.")
     elif ctx.bayes == "off":
         notes.append("The Bayesian true-score model (bm.reliability: posterior consistency, "
                      "stability, decision-study curve) runs with --bayes fast or full.")
