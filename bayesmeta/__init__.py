@@ -14,7 +14,10 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 from bayesmeta._version import __version__
 from bayesmeta.cfa import cfa
 from bayesmeta.classical.agreement import agreement
+from bayesmeta.classical.concurrent import concurrent_validity
 from bayesmeta.classical.human_consistency import human_inconsistency
+from bayesmeta.classical.kind_comparison import kind_comparison
+from bayesmeta.classical.meta_correlation import meta_correlation
 from bayesmeta.classical.metameasures import (
     discriminative_power,
     granularity,
@@ -22,6 +25,10 @@ from bayesmeta.classical.metameasures import (
     ranking_consistency,
 )
 from bayesmeta.classical.metric_comparison import compare_metrics, correlations
+from bayesmeta.classical.perturbation import perturbation_detection
+from bayesmeta.classical.pre_assessment import pre_assessment
+from bayesmeta.classical.reference_choice import reference_choice
+from bayesmeta.classical.reference_free import ks_score, metric_kinds
 from bayesmeta.classical.reliability import (
     consistency,
     items_needed,
@@ -30,7 +37,7 @@ from bayesmeta.classical.reliability import (
     stability,
 )
 from bayesmeta.classical.unit_tests import metric_unit_tests
-from bayesmeta.classical.validity import concurrent_validity, mtmm
+from bayesmeta.classical.validity import mtmm
 from bayesmeta.compare import compare
 from bayesmeta.data import (
     MissingDataWarning,
@@ -77,15 +84,22 @@ __all__ = [
     "granularity_simulation",
     "human_inconsistency",
     "items_needed",
+    "kind_comparison",
+    "ks_score",
     "load",
+    "meta_correlation",
+    "metric_kinds",
     "metric_unit_tests",
     "missing_report",
     "mtmm",
+    "perturbation_detection",
+    "pre_assessment",
     "rank_normalize",
     "ranking_consistency",
     "rater_bias",
     "read_csv",
     "read_report",
+    "reference_choice",
     "reliability",
     "report",
     "spearman_brown",

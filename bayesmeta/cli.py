@@ -227,7 +227,8 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
     out = [f"bayesmeta {bm.__version__}: classical reliability and validity", f"data: {source}",
            ""]
     if bayes and "score" in ds:
-        out += [str(bm.reliability(ds, fast=fast, random_seed=seed)), ""]
+        out += [str(bm.reliability(ds, sampling="fast" if fast else None,
+                                   random_seed=seed)), ""]
     if "score" in ds and ds.sizes["run"] >= 2:
         out += [str(bm.stability(ds)), ""]
     out += [str(bm.consistency(ds)), ""]
@@ -239,9 +240,9 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
             traits = [str(t) for t in ds["trait"].values]
             cv = bm.concurrent_validity(ds, traits, method=method)
             tab = cv.summary()
-            wide = tab["classical"].unstack("criterion")
+            wide = tab["classical"].droplevel("estimand").unstack("trait")
             wide = wide.reindex(index=tab.index.get_level_values("metric").unique(),
-                                columns=tab.index.get_level_values("criterion").unique())
+                                columns=tab.index.get_level_values("trait").unique())
             out += [f"Concurrent validity (system level, {method}; criterion = mean of raters)",
                     "", wide.to_string(float_format=lambda v: f"{v:.3f}"), ""]
     return "\n".join(out)

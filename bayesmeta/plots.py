@@ -103,13 +103,15 @@ def plot_pvalue_curves(result: Any, ax: Any = None, measures: Any = None) -> Any
     """P-value curves of a :class:`~bayesmeta.classical.metameasures.DiscriminativePowerResult`
     (paper 001, Sec. 4.1): each measure's pair p-values sorted in descending order; the
     closer to the axes, the more discriminative. Returns the Axes."""
+    from bayesmeta.classical.correlation import split_measure
+
     curve = result.extra["curve"]
     names = list(curve["measure"].values) if measures is None else list(measures)
     ax = _axes(ax, height=4.5)
     styles = {"pearson": "-", "spearman": "--", "kendall": ":"}
-    colors = {"system": "C0", "input": "C1", "global": "C2", "item": "C3"}
+    colors = {"system": "C0", "within_item": "C1", "global": "C2", "within_system": "C3"}
     for name in names:
-        g, c = str(name).split("_", 1)
+        g, c = split_measure(str(name))
         ax.plot(curve["position"].values, curve.sel(measure=name).values,
                 styles.get(c, "-"), color=colors.get(g, None), lw=1.3, label=str(name))
     ax.set_xlabel("metric pairs (sorted by p-value)")

@@ -187,6 +187,8 @@ class Result:
                                  classical_ci_prob=classical_ci_prob)
         self._details = details.copy() if details is not None else pd.DataFrame(
             index=self._table.index)
+        # column labels as text, so that an empty details() also survives save()/load()
+        self._details.columns = pd.Index([str(c) for c in self._details.columns], dtype="str")
         self.title = title
         self.info = dict(info or {})
         self.idata = idata
@@ -395,25 +397,3 @@ def load(path: str | Path) -> Result:
     obj.provenance = json.loads(attrs.get("provenance", "{}")) or obj.provenance
     obj._restore(json.loads(attrs.get("state", "{}")))
     return obj
-
-
-# ---------------------------------------------------------------------------------------
-# Transitional: the per-model summariser of the previous release, kept only until every
-# model uses bayesmeta.summaries (removed by the redesign, issue 10).
-BAYES_COLUMNS = ("mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail")
-
-
-def bayes_summary(posterior: Any, var_names: list[str] | None = None, *,
-                  ci_prob: float = CI_PROB, diagnostics: xr.Dataset | None = None
-                  ) -> pd.DataFrame:  # pragma: no cover - transitional
-    from bayesmeta.summaries import posterior_table
-
-    post = posterior.posterior if hasattr(posterior, "posterior") else posterior
-    names = list(var_names) if var_names is not None else list(post.data_vars)
-    frames = []
-    for name in names:
-        dims = [d for d in post[name].dims if d not in ("chain", "draw")]
-        t = posterior_table(post, [name], index=dims, ci_prob=ci_prob,
-                            diagnostics=diagnostics).reset_index()
-        frames.append(t.rename(columns={"estimand": "variable"}))
-    return pd.concat(frames, ignore_index=True)

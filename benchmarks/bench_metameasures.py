@@ -28,7 +28,7 @@ import numpy as np
 import bayesmeta as bm
 from bayesmeta.classical.resampling import permutation_test
 
-LEVELS = ("system", "input", "global", "item")
+LEVELS = ("system", "input", "global", "item")  # nlpstats' names (paper 001's levels)
 COEFS = ("pearson", "spearman", "kendall")
 
 
@@ -52,7 +52,8 @@ def peer(x, y, z, n):
                 res = nlp_test(x.T, y.T, z.T, "input", coef, "both", n_resamples=n)
             else:
                 res = nlp_test(x, y, z, level, coef, "both", n_resamples=n)
-            out[f"{level}_{coef}"] = res.pvalue
+            ours = {"input": "within_item", "item": "within_system"}.get(level, level)
+            out[f"{ours}_{coef}"] = res.pvalue
     return out
 
 
@@ -101,10 +102,11 @@ def main() -> None:
     if args.skip_dp:
         return
     t = _clock()
-    dp = bm.discriminative_power(ds, "COH", scheme="both", n_permutations=1000,
+    dp = bm.discriminative_power(ds, "COH", resampling={"scheme": "both",
+                                                        "n_permutations": 1000},
                                  random_seed=0, progress=True)
     w_dp, c_dp = _since(t)
-    n_pairs = int(dp.summary()["n_pairs"].max())
+    n_pairs = int(dp.details()["n_pairs"].max())
     print(f"discriminative power, {n_pairs} pairs x 12 measures x 1000 Perm-Both permutations: "
           f"{w_dp:.1f} s wall, {c_dp:.1f} s CPU ({w_dp / n_pairs * 1000:.0f} ms per pair)")
     if w_peer is not None:

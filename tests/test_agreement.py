@@ -10,6 +10,7 @@ import pytest
 
 import bayesmeta as bm
 from bayesmeta.classical.agreement import icc2k, krippendorff_alpha
+from bayesmeta.summaries import check_table
 
 
 def _ratings(seed: int, n: int = 200, k: int = 3, missing: float = 0.0) -> np.ndarray:
@@ -40,21 +41,43 @@ def test_icc2k_matches_pingouin():
 
 
 def test_agreement_table(simulated):
-    tab = bm.agreement(simulated).summary()
+    res = bm.agreement(simulated)
+    tab = res.summary()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "trait"]
+    assert list(tab.columns) == ["classical"]
+    assert set(tab.index.get_level_values("estimand")) == {
+        "krippendorff_ordinal", "krippendorff_interval", "icc2k"}
     y = simulated["rating"].sel(trait="FLU").stack(u=("system", "item")).transpose(
         "u", "rater").values
-    assert tab.loc[("FLU", "krippendorff_ordinal"), "classical"] == pytest.approx(
+    assert tab.loc[("krippendorff_ordinal", "FLU"), "classical"] == pytest.approx(
         krippendorff.alpha(reliability_data=y.T, level_of_measurement="ordinal"), abs=1e-6)
-    assert (tab["n_units"] == 1700).all()
+    assert tab.loc[("krippendorff_interval", "FLU"), "classical"] == pytest.approx(
+        krippendorff.alpha(reliability_data=y.T, level_of_measurement="interval"), abs=1e-6)
+    assert tab.loc[("icc2k", "FLU"), "classical"] == pytest.approx(icc2k(y), abs=1e-12)
+    assert (res.details()["n_units"] == 1700).all()
+    assert (res.details()["n_incomplete"] == 0).all()
 
 
 def test_agreement_counts_incomplete_units(simulated):
     ds = simulated.copy(deep=True)
     ds["rating"][0, :5, 1, 0] = np.nan
-    tab = bm.agreement(ds, traits=["COH"]).summary()
-    assert tab.loc[("COH", "icc2k"), "n_incomplete"] == 5
+    res = bm.agreement(ds, traits=["COH"])
+    assert res.summary().index.get_level_values("trait").unique().tolist() == ["COH"]
+    assert res.details().loc[("icc2k", "COH"), "n_incomplete"] == 5
+    assert res.details().loc[("krippendorff_ordinal", "COH"), "n_incomplete"] == 0
+    assert any("n_incomplete" in n for n in res.notes)
 
 
 def test_agreement_needs_two_raters(simulated):
-    with pytest.raises(ValueError, match="at least 2 raters in dim 'rater'"):
+    with pytest.raises(ValueError, match="agreement needs at least 2 raters"):
         bm.agreement(simulated, raters=["Rater.1"])
+    with pytest.raises(ValueError, match=r"'Rater\.9' is not a label of dim 'rater'"):
+        bm.agreement(simulated, raters=["Rater.1", "Rater.9"])
+
+
+def test_agreement_refuses_continuous_judgments(simulated):
+    ds = simulated.drop_vars("rating")
+    ds["judgment"] = simulated["rating"].mean("rater")
+    with pytest.raises(ValueError, match="agreement needs ordinal ratings by rater"):
+        bm.agreement(ds)

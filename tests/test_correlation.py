@@ -16,6 +16,8 @@ from bayesmeta.classical.correlation import (
     measure_draws,
     parse_measures,
 )
+from bayesmeta.classical.resampling import percentile_interval
+from bayesmeta.summaries import CI_PROB, check_table, summarize
 
 # Reference coefficients: scipy for Pearson, Spearman, Kendall tau-b and tau-c; tau-a by its
 # definition (n_c - n_d) / C(n, 2) (scipy has no tau-a).
@@ -45,14 +47,15 @@ def _corr(a, b, coef, variant="b"):
 
 def _loop(x, z, name, variant="b"):
     """Direct implementation of one measure (paper 001, Sec. 2) for one metric."""
-    g, c = name.split("_", 1)
+    g, c = name.rsplit("_", 1) if not name.endswith("acc_eq") else (name[:-7], "acc_eq")
     if g == "global":
         return _corr(x.ravel(), z.ravel(), c, variant)
     if g == "system":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return _corr(np.nanmean(x, 1), np.nanmean(z, 1), c, variant)
-    vals = ([_corr(x[s], z[s], c, variant) for s in range(x.shape[0])] if g == "item" else
+    vals = ([_corr(x[s], z[s], c, variant) for s in range(x.shape[0])]
+            if g == "within_system" else
             [_corr(x[:, i], z[:, i], c, variant) for i in range(x.shape[1])])
     vals = np.array(vals)
     return np.nanmean(vals) if np.isfinite(vals).any() else np.nan
@@ -137,11 +140,11 @@ def test_acc_eq_equals_brute_force(messy):
         assert float(got[m].sel(measure="global_acc_eq")) == pytest.approx(
             _acc_eq(*zip(*g, strict=True)), abs=1e-12)
         g = [_pairs(x[m][s], z[s]) for s in range(x.shape[1])]
-        assert float(got[m].sel(measure="item_acc_eq")) == pytest.approx(
+        assert float(got[m].sel(measure="within_system_acc_eq")) == pytest.approx(
             _acc_eq(*zip(*g, strict=True)), abs=1e-12)
         g = [_pairs(x[m][:, i], z[:, i]) for i in range(x.shape[2])
              if (~np.isnan(x[m][:, i]) & ~np.isnan(z[:, i])).sum() >= 3]
-        assert float(got[m].sel(measure="input_acc_eq")) == pytest.approx(
+        assert float(got[m].sel(measure="within_item_acc_eq")) == pytest.approx(
             _acc_eq(*zip(*g, strict=True)), abs=1e-12)
         with np.errstate(invalid="ignore"):
             g = [_pairs(np.nanmean(x[m], 1), np.nanmean(z, 1))]
@@ -161,7 +164,7 @@ def test_slice_equals_whole(messy):
 def test_parse_measures_and_errors():
     assert parse_measures("all") == list(MEASURES)
     assert parse_measures("kendall") == [f"{g}_kendall" for g in
-                                         ("system", "input", "global", "item")]
+                                         ("system", "within_item", "global", "within_system")]
     assert parse_measures(["system", "global_pearson"])[-1] == "global_pearson"
     assert parse_measures("acc_eq") == list(ACCURACY)
     with pytest.raises(ValueError, match="unknown measure 'bogus'"):
@@ -172,14 +175,43 @@ def test_parse_measures_and_errors():
         correlation_measures(np.zeros((1, 3, 3)), np.zeros((3, 4)))
 
 
+def test_old_measure_names_warn_and_translate():
+    """The names of the previous release (paper 001's "input" and "item" levels) still
+    work, with a FutureWarning giving the new name."""
+    with pytest.warns(FutureWarning, match="'within_item_kendall'"):
+        assert parse_measures("input_kendall") == ["within_item_kendall"]
+    with pytest.warns(FutureWarning, match="'within_system_acc_eq'"):
+        assert parse_measures(["item_acc_eq"]) == ["within_system_acc_eq"]
+    with pytest.warns(FutureWarning, match="'within_system'"):
+        assert parse_measures("item") == [f"within_system_{c}" for c in
+                                          ("pearson", "spearman", "kendall")]
+    with pytest.warns(FutureWarning, match="'within_item'"):
+        assert parse_measures("input")[0] == "within_item_pearson"
+
+
 def test_correlations_table_and_save(tmp_path, simulated):
     res = bm.correlations(simulated, "COH", metrics=["metric01.COH", "metric02.CON"],
-                          n_resamples=60, random_seed=0)
+                          resampling={"n_resamples": 60}, random_seed=0)
     tab = res.summary()
+    check_table(tab)
     assert list(tab.columns) == ["classical", "classical_low", "classical_high", "mean", "sd",
                                  "hdi_low", "hdi_high"]
-    assert tab.index.names == ["metric", "measure"]
+    assert tab.index.names == ["estimand", "trait", "metric"]
+    assert tab.attrs["classical_ci_kind"] == "percentile bootstrap (both)"
+    assert tab.attrs["ci_prob"] == tab.attrs["classical_ci_prob"] == CI_PROB
+    assert res.provenance["random_seed"] == 0
     assert res.table().shape == (2, 12)
+    assert list(res.table().columns) == list(MEASURES)
+    # the posterior columns are summaries.summarize of the Bayesian-bootstrap draws
+    s = summarize(res.extra["posterior"])
+    np.testing.assert_array_equal(
+        tab.xs("metric02.CON", level="metric")["sd"].values,
+        s["sd"].sel(metric="metric02.CON").values)
+    # the classical interval is the percentile interval of the bootstrap draws
+    iv = percentile_interval(res.extra["bootstrap"], CI_PROB)
+    np.testing.assert_array_equal(
+        tab.xs("metric01.COH", level="metric")["classical_low"].values,
+        iv.sel(ci_bound="lower", metric="metric01.COH").values)
     point = correlation_measures(
         simulated["score"].isel(run=0).sel(metric=["metric01.COH", "metric02.CON"]).transpose(
             "metric", "system", "item"),
@@ -192,10 +224,11 @@ def test_correlations_table_and_save(tmp_path, simulated):
     back = bm.load(path)
     assert type(back).__name__ == "CorrelationsResult"
     assert back.summary().equals(tab)
-    with pytest.raises(ValueError, match="unknown trait 'XYZ'"):
-        bm.correlations(simulated, "XYZ", n_resamples=0)
-    one = bm.correlations(simulated, "COH", rater="Rater.2", measures="global_pearson",
-                          n_resamples=0).summary()
+    with pytest.raises(ValueError, match="XYZ"):
+        bm.correlations(simulated, "XYZ", resampling={"n_resamples": 0})
+    one = bm.correlations(simulated, "COH", raters="Rater.2", measures="global_pearson",
+                          resampling={"n_resamples": 0}).summary()
+    check_table(one)
     ref = stats.pearsonr(simulated["score"].isel(run=0, metric=0).values.ravel(),
                          simulated["rating"].sel(trait="COH", rater="Rater.2").values.ravel())[0]
     assert one["classical"].iloc[0] == pytest.approx(ref, abs=1e-12)
@@ -211,3 +244,34 @@ def test_summeval_measures_equal_scipy(summeval):
         for meas in MEASURES:
             ref = _loop(x.values[m], z.values, meas)
             assert float(got.sel(metric=name, measure=meas)) == pytest.approx(ref, abs=1e-12)
+
+
+def test_correlations_old_keywords_warn_and_agree(simulated):
+    """``rater=``, ``n_resamples=`` and ``unit="inputs"`` of the previous release give the
+    same numbers as ``raters=`` and ``resampling=``, with a FutureWarning."""
+    new = bm.correlations(simulated, "COH", raters="Rater.2", measures="system",
+                          metrics=["metric01.COH", "metric02.CON"],
+                          resampling={"n_resamples": 30, "unit": "items"}, random_seed=4)
+    with pytest.warns(FutureWarning):
+        old = bm.correlations(simulated, "COH", rater="Rater.2", measures="system",
+                              metrics=["metric01.COH", "metric02.CON"], n_resamples=30,
+                              unit="inputs", random_seed=4)
+    assert old.summary().equals(new.summary())
+    with pytest.raises(TypeError, match="'bogus'"):
+        bm.correlations(simulated, "COH", bogus=1)
+
+
+def test_correlations_human_labels_aligned(simulated):
+    """A user-given human score is aligned by labels: reordered systems give the same
+    measures; one with no shared labels raises naming the dim."""
+    z = simulated["rating"].sel(trait="COH").mean("rater")
+    a = bm.correlations(simulated, human=z.rename("h"), measures="system_pearson",
+                        resampling={"n_resamples": 0})
+    b = bm.correlations(simulated, human=z.isel(system=slice(None, None, -1)).rename("h"),
+                        measures="system_pearson", resampling={"n_resamples": 0})
+    np.testing.assert_allclose(a.summary()["classical"].values,
+                               b.summary()["classical"].values, atol=1e-15)
+    assert set(a.summary().index.get_level_values("trait")) == {"h"}
+    bad = z.assign_coords(system=[f"x{i}" for i in range(z.sizes["system"])])
+    with pytest.raises(ValueError, match="'system'"):
+        bm.correlations(simulated, human=bad, resampling={"n_resamples": 0})

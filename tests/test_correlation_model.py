@@ -390,6 +390,17 @@ def test_fast_fit_small(pymc, tmp_path):
     assert list(hook.index.names) == ["estimand", "trait", "metric"]
     assert set(hook.index.get_level_values("estimand")) == {"within_system_pearson",
                                                              "system_pearson"}
+    # the hook joins row by row to the classical measures of bm.correlations (one call
+    # per metric: each simulated metric has its own human score)
+    corr = pd.concat([bm.correlations(sim, human=sim["human"].sel(metric=m, drop=True),
+                                      metrics=[m],
+                                      measures=["within_system_pearson", "system_pearson"],
+                                      resampling={"n_resamples": 0}).summary()
+                      for m in sim["metric"].values]).sort_index()
+    joined = corr.join(hook)  # no shared columns: classical only beside the posterior
+    assert len(joined) == len(corr) == len(hook) and joined["mean"].notna().all()
+    np.testing.assert_allclose(joined["classical"],
+                               tab.loc[joined.index, "classical"], rtol=1e-12)
     params = fit.parameters()
     check_table(params)
     assert len(params) == 2 * len(C.PARAMETERS)

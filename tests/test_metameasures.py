@@ -12,6 +12,7 @@ from bayesmeta.classical.correlation import MEASURES, correlation_measures
 from bayesmeta.classical.metameasures import coarsen
 from bayesmeta.classical.resampling import permutation_test
 from bayesmeta.simulate import simulate_correlation_study
+from bayesmeta.summaries import check_table
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +21,24 @@ def five(simulated):
 
 
 def test_discriminative_power_is_mean_pvalue(five):
-    dp = bm.discriminative_power(five, "COH", n_permutations=99, random_seed=3)
+    dp = bm.discriminative_power(five, "COH", resampling={"n_permutations": 99},
+                                 random_seed=3)
     x = five["score"].isel(run=0).transpose("metric", "system", "item")
     z = five["rating"].sel(trait="COH").mean("rater")
     tests = permutation_test(x, z, n_permutations=99, random_seed=3)
-    tab = dp.summary()
+    tab, det = dp.summary(), dp.details()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "measure"]
+    assert set(tab.index.get_level_values("estimand")) == {"discriminative_power"}
+    assert list(tab.index.get_level_values("measure")) == list(MEASURES)
+    assert dp.provenance["random_seed"] == 3
     np.testing.assert_allclose(tab["classical"].values, tests["pvalue"].mean("pair").values,
                                rtol=0, atol=1e-15)
-    assert (tab["n_pairs"] == 10).all()
-    assert tab["rank"].min() == 1
+    assert (det["n_pairs"] == 10).all()
+    assert det["rank"].min() == 1
+    with pytest.warns(FutureWarning, match="resampling="):
+        old = bm.discriminative_power(five, "COH", n_permutations=99, random_seed=3)
+    assert old.summary().equals(tab)
     curve = dp.extra["curve"].values
     assert (np.diff(curve, axis=1) <= 0).all()  # sorted descending
     np.testing.assert_allclose(curve.mean(1), tab["classical"].values, atol=1e-15)
@@ -49,7 +59,13 @@ def test_ranking_consistency_equals_direct_splits(five):
         r2 = correlation_measures(x[:, :, h2], z[:, h2]).values
         taus.append([stats.kendalltau(r1[:, k], r2[:, k])[0] for k in range(len(MEASURES))])
     np.testing.assert_allclose(rc.extra["taus"].values, np.array(taus), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(rc.summary()["classical"].values, np.mean(taus, 0), atol=1e-12)
+    tab = rc.summary()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "measure"]
+    assert set(tab.index.get_level_values("estimand")) == {"ranking_consistency"}
+    np.testing.assert_allclose(tab["classical"].values, np.mean(taus, 0), atol=1e-12)
+    assert list(rc.details().columns) == ["rank", "trial_sd", "mc_se"]
+    assert rc.provenance["random_seed"] == 9
 
 
 def test_coarsen():
@@ -63,9 +79,13 @@ def test_coarsen():
 
 def test_granularity_real_data(simulated):
     g = bm.granularity(simulated, "COH", metric="metric01.COH", levels=[2, 5])
+    check_table(g.summary())
+    assert g.summary().index.names == ["estimand", "level"]
     tab = g.table()
     assert tab.shape == (3, 12)
-    full = bm.correlations(simulated, "COH", metrics=["metric01.COH"], n_resamples=0).table()
+    assert list(tab.columns) == list(MEASURES)
+    full = bm.correlations(simulated, "COH", metrics=["metric01.COH"],
+                           resampling={"n_resamples": 0}).table()
     np.testing.assert_allclose(tab.iloc[-1].values, full.values[0], atol=0)
     h = bm.granularity(simulated, "COH", metric="metric01.COH", target="human").table()
     assert list(h.index) == [5, 9, 13]  # 1, 2, 3 raters on 1..5
@@ -81,13 +101,16 @@ def test_simulator_truth_and_granularity():
         sim = simulate_correlation_study(seed, n_systems=16, n_items=100)
         x = sim["score"].isel(run=0).transpose("metric", "system", "item")
         vals.append(correlation_measures(x, sim["human"], measures=[
-            "item_pearson", "global_pearson"]).values[0])
+            "within_system_pearson", "global_pearson"]).values[0])
     vals = np.array(vals)
     se = vals.std(0, ddof=1) / np.sqrt(len(vals))
     truth = [sim.attrs["true_item_pearson"], sim.attrs["true_global_pearson"]]
     assert np.all(np.abs(vals.mean(0) - truth) < 4 * se + 0.005), (vals.mean(0), truth)
     g = bm.granularity_simulation(metric_levels=[2, 13], n_replicates=8, random_seed=0,
                                   measures=["global_pearson", "system_kendall"])
+    check_table(g.summary())
+    assert g.provenance["random_seed"] == 0
+    assert list(g.details().columns) == ["replicate_sd"]
     t = g.table()
     assert list(t.index) == [0, 2, 13]
     # a two-level metric agrees less with humans than the continuous one (Pearson, global)
@@ -103,11 +126,12 @@ def test_plots_return_axes(five):
     matplotlib.use("Agg")
     from bayesmeta.plots import plot_beats_heatmap, plot_pvalue_curves, plot_rank_distribution
 
-    dp = bm.discriminative_power(five, "COH", measures="global", n_permutations=19,
-                                 random_seed=0)
+    dp = bm.discriminative_power(five, "COH", measures="global",
+                                 resampling={"n_permutations": 19}, random_seed=0)
     assert plot_pvalue_curves(dp).get_xlabel().startswith("metric pairs")
-    cmp_ = bm.compare_metrics(five, "COH", measures="global_pearson", n_resamples=50,
-                              n_permutations=0, random_seed=0)
+    cmp_ = bm.compare_metrics(five, "COH", measures="global_pearson",
+                              resampling={"n_resamples": 50, "n_permutations": 0},
+                              random_seed=0)
     assert plot_rank_distribution(cmp_, measure="global_pearson").get_title()
     assert plot_beats_heatmap(cmp_, measure="global_pearson").get_title()
 
@@ -116,5 +140,6 @@ def test_summeval_ranking_consistency_runs(summeval):
     """Real data, a few splits: every measure's consistency is a valid tau."""
     rc = bm.ranking_consistency(summeval, "COH", measures="global", n_trials=10,
                                 random_seed=0).summary()
+    check_table(rc)
     assert rc["classical"].between(-1, 1).all()
     assert rc["classical"].min() > 0.3  # rankings of 43 metrics on halves agree clearly

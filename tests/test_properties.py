@@ -19,16 +19,19 @@ def _dataset(seed: int, n_sys: int, n_items: int):
 
 
 def _all_stats(ds) -> dict[str, pd.Series]:
-    return {
-        "consistency": bm.consistency(ds).summary()["classical"],
-        "sem": bm.consistency(ds).summary()["sem"],
+    cons = bm.consistency(ds).summary()
+    out = {
+        "consistency": cons.xs("alpha", level="estimand")["classical"],
+        "sem": cons.xs("sem", level="estimand")["classical"],
         "stability": bm.stability(ds).summary()["classical"],
         "agreement": bm.agreement(ds).summary()["classical"],
         "mtmm": bm.mtmm(ds, method="kendall").summary()["classical"],
-        "cv_item": bm.concurrent_validity(ds, "COH", level="item").summary()["classical"],
+        "cv_within_system": bm.concurrent_validity(ds, "COH", level="within_system").summary()[
+            "classical"],
         "cv_system": bm.concurrent_validity(ds, "CON", method="pearson").summary()[
             "classical"],
     }
+    return out
 
 
 @SETTINGS
@@ -64,11 +67,40 @@ def test_alpha_at_most_one(data, n_sys, n_items):
 
 @SETTINGS
 @given(seed=st.integers(0, 10_000), method=st.sampled_from(["pearson", "spearman", "kendall"]),
-       level=st.sampled_from(["system", "item", "input", "global"]))
+       level=st.sampled_from(["system", "within_system", "within_item", "global"]))
 def test_correlations_bounded(seed, method, level):
     ds = _dataset(seed, 6, 8)
-    cv = bm.concurrent_validity(ds, "FLU", method=method, level=level).summary()["classical"]
-    assert ((cv.dropna() >= -1 - 1e-12) & (cv.dropna() <= 1 + 1e-12)).all()
-    mt = bm.mtmm(ds, method=method).summary()
-    off = mt.loc[mt["cell"] != "reliability", "classical"].dropna()
+    cv = bm.concurrent_validity(ds, "FLU", method=method, level=level).summary()
+    assert set(cv.index.get_level_values("estimand")) == {f"{level}_{method}"}
+    r = cv["classical"].dropna()
+    assert ((r >= -1 - 1e-12) & (r <= 1 + 1e-12)).all()
+    mt = bm.mtmm(ds, method=method)
+    off = mt.summary().xs("correlation", level="estimand")["classical"].dropna()
+    assert len(off) > 0
     assert ((off >= -1 - 1e-12) & (off <= 1 + 1e-12)).all()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n_sys=st.integers(4, 9), n_items=st.integers(3, 12))
+def test_consistency_bounds_and_table_shape(seed, n_sys, n_items):
+    from bayesmeta.summaries import check_table
+
+    ds = _dataset(seed, n_sys, n_items)
+    res = bm.consistency(ds)
+    check_table(res.summary())
+    alpha = res.summary().xs("alpha", level="estimand")["classical"].dropna()
+    sem = res.summary().xs("sem", level="estimand")["classical"].dropna()
+    assert (alpha <= 1 + 1e-12).all()
+    assert (sem >= 0).all()
+    # SEM never exceeds the SD of the system means while alpha is in [0, 1]
+    sd = res.details().xs("sem", level="estimand")["sd_system_mean"]
+    ok = alpha.index[(alpha >= 0).to_numpy()].intersection(sem.index)
+    assert (sem[ok] <= sd[ok] + 1e-12).all()
+    st_ = bm.stability(ds).summary()
+    check_table(st_)
+    r = st_["classical"].dropna()
+    assert ((r >= -1 - 1e-12) & (r <= 1 + 1e-12)).all()
+    if "classical_low" in st_.columns:
+        rows = st_.dropna()
+        assert (rows["classical_low"] <= rows["classical"] + 1e-12).all()
+        assert (rows["classical"] <= rows["classical_high"] + 1e-12).all()

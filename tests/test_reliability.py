@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 import pytest
+import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
 from bayesmeta.classical.reliability import cronbach_alpha, pairwise_covariance
+from bayesmeta.summaries import check_table
 
 
 def _matrix(seed: int = 0, s: int = 17, j: int = 30) -> np.ndarray:
@@ -48,67 +50,173 @@ def test_alpha_is_vectorised_over_leading_dims():
 def test_consistency_table_matches_direct_computation(simulated):
     res = bm.consistency(simulated)
     tab = res.summary()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "variable"]
+    assert list(tab.columns) == ["classical"]
     y = simulated["score"].sel(metric="metric03.FLU", run="1").values
     alpha = pg.cronbach_alpha(pd.DataFrame(y))[0]
     sd = np.std(y.mean(axis=1), ddof=1)
-    assert tab.loc["metric03.FLU", "classical"] == pytest.approx(alpha, abs=1e-10)
-    assert tab.loc["metric03.FLU", "sem"] == pytest.approx(sd * np.sqrt(1 - alpha), abs=1e-12)
+    assert tab.loc[("alpha", "metric03.FLU"), "classical"] == pytest.approx(alpha, abs=1e-10)
+    assert tab.loc[("sem", "metric03.FLU"), "classical"] == pytest.approx(
+        sd * np.sqrt(1 - alpha), abs=1e-12)
     r = simulated["rating"].sel(rater="Rater.2", trait="REL").values
-    assert tab.loc["Rater.2.REL", "classical"] == pytest.approx(
+    assert tab.loc[("alpha", "Rater.2.REL"), "classical"] == pytest.approx(
         pg.cronbach_alpha(pd.DataFrame(r))[0], abs=1e-10)
-    assert set(tab["kind"]) == {"metric", "rating"}
-    assert len(tab) == 12 + 12
+    details = res.details()
+    assert details.loc[("alpha", "metric03.FLU"), "sd_system_mean"] == pytest.approx(sd,
+                                                                                abs=1e-12)
+    assert set(details["kind"]) == {"metric", "rating"}
+    assert (details["n_systems"] == 17).all() and (details["n_items"] == 100).all()
+    assert len(tab) == 2 * (12 + 12)
+    assert "random_seed" not in res.provenance  # nothing random without subsets
 
 
 def test_consistency_random_subsets_reproducible_and_correct(simulated):
-    a = bm.consistency(simulated, n_items=20, n_subsets=30, random_seed=7,
-                       ratings=False).summary()
-    b = bm.consistency(simulated, n_items=20, n_subsets=30, random_seed=7,
-                       ratings=False).summary()
-    pd.testing.assert_frame_equal(a, b)
+    a = bm.consistency(simulated, n_items=20, n_subsets=30, random_seed=7, raters=False)
+    b = bm.consistency(simulated, n_items=20, n_subsets=30, random_seed=7, raters=False)
+    pd.testing.assert_frame_equal(a.summary(), b.summary())
+    tab = a.summary()
+    check_table(tab)
+    assert tab.attrs["classical_ci_kind"] == "range over random item subsets"
+    assert tab.attrs["classical_ci_prob"] == 0.94
+    assert a.provenance["random_seed"] == 7
     # direct loop with the same subsets
     rng = np.random.default_rng(7)
     subsets = np.unique(np.sort(np.stack([rng.choice(100, 20, replace=False)
                                           for _ in range(30)]), axis=1), axis=0)
     y = simulated["score"].sel(metric="metric05.COH", run="1").values
     alphas = [pg.cronbach_alpha(pd.DataFrame(y[:, c]))[0] for c in subsets]
-    assert a.loc["metric05.COH", "classical"] == pytest.approx(np.mean(alphas), abs=1e-10)
-    assert a.loc["metric05.COH", "classical_low"] == pytest.approx(
+    sems = [np.std(y[:, c].mean(axis=1), ddof=1) * np.sqrt(1 - al)
+            for c, al in zip(subsets, alphas, strict=True)]
+    row = tab.loc[("alpha", "metric05.COH")]
+    assert row["classical"] == pytest.approx(np.mean(alphas), abs=1e-10)
+    # default ci_prob 0.94: the central 94% range across subsets
+    assert row["classical_low"] == pytest.approx(np.quantile(alphas, 0.03), abs=1e-10)
+    assert row["classical_high"] == pytest.approx(np.quantile(alphas, 0.97), abs=1e-10)
+    row = tab.loc[("sem", "metric05.COH")]
+    assert row["classical"] == pytest.approx(np.mean(sems), abs=1e-10)
+    assert row["classical_low"] == pytest.approx(np.quantile(sems, 0.03), abs=1e-10)
+    assert (a.details()["n_items"] == 20).all()
+    c95 = bm.consistency(simulated, n_items=20, n_subsets=30, random_seed=7, raters=False,
+                         ci_prob=0.95).summary()
+    assert c95.loc[("alpha", "metric05.COH"), "classical_low"] == pytest.approx(
         np.quantile(alphas, 0.025), abs=1e-10)
-    assert (a["n_items"] == 20).all()
+
+
+def test_consistency_draws_and_records_a_seed(simulated):
+    res = bm.consistency(simulated, n_items=10, n_subsets=5, raters=False)
+    seed = res.provenance["random_seed"]
+    again = bm.consistency(simulated, n_items=10, n_subsets=5, raters=False, random_seed=seed)
+    pd.testing.assert_frame_equal(res.summary(), again.summary())
+    assert f"seed:{seed}" in res.signature()
 
 
 def test_consistency_all_items_equals_no_subsets(simulated):
-    a = bm.consistency(simulated, ratings=False).summary()
-    b = bm.consistency(simulated, n_items=100, ratings=False).summary()
+    a = bm.consistency(simulated, raters=False).summary()
+    b = bm.consistency(simulated, n_items=100, raters=False).summary()
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_consistency_old_spellings_warn_and_agree(simulated):
+    new = bm.consistency(simulated, n_items=20, n_subsets=10, random_seed=3, raters=False)
+    with pytest.warns(FutureWarning, match=r"consistency\(data, n_items=20, n_subsets=10, "
+                                           r"random_seed=3\)"):
+        old = bm.consistency(simulated, 20, 10, 3, raters=False)
+    pd.testing.assert_frame_equal(old.summary(), new.summary())
+    with pytest.warns(FutureWarning, match=r"raters=False"):
+        old = bm.consistency(simulated, n_items=20, n_subsets=10, random_seed=3,
+                             ratings=False)
+    pd.testing.assert_frame_equal(old.summary(), new.summary())
+    with pytest.warns(FutureWarning, match=r"raters=\['Rater.1.COH'\]"):
+        old = bm.consistency(simulated, metrics=[], ratings=["Rater.1.COH"]).summary()
+    assert old.index.get_level_values("variable").unique().tolist() == ["Rater.1.COH"]
+    with pytest.raises(TypeError, match="both ratings= and raters="):
+        bm.consistency(simulated, ratings=True, raters=["Rater.1"])
+    with pytest.raises(TypeError, match="by position and by keyword"):
+        bm.consistency(simulated, 20, n_items=30)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        bm.consistency(simulated, n_item=20)
+
+
+def test_consistency_of_judgments_and_references(simulated):
+    ds = simulated.copy()
+    judged = simulated["rating"].mean("rater").sel(trait="FLU")
+    ds["judgment"] = judged.expand_dims(trait=ds["trait"].values).where(
+        ds["trait"] == "FLU").transpose("system", "item", "trait")
+    ds["rating"] = ds["rating"].where(ds["trait"] != "FLU")
+    res = bm.consistency(ds, metrics=["metric03.FLU"])
+    tab = res.summary()
+    check_table(tab)
+    ref = pg.cronbach_alpha(pd.DataFrame(judged.transpose("system", "item").values))[0]
+    assert tab.loc[("alpha", "FLU"), "classical"] == pytest.approx(ref, abs=1e-10)
+    assert res.details().loc[("alpha", "FLU"), "kind"] == "judgment"
+    assert "Rater.1.FLU" not in tab.index.get_level_values("variable")
+    no_judgment = bm.consistency(ds, metrics=["metric03.FLU"], judgments=False).summary()
+    assert "FLU" not in no_judgment.index.get_level_values("variable")
 
 
 def test_consistency_bad_arguments(simulated):
     with pytest.raises(ValueError, match="n_items must be between 2 and the number of items"):
         bm.consistency(simulated, n_items=1)
-    with pytest.raises(ValueError, match="unknown metric"):
+    with pytest.raises(ValueError, match="'nope' is not a label of dim 'metric'"):
         bm.consistency(simulated, metrics=["nope"])
-    with pytest.raises(ValueError, match="run 'x' is not a label of dim 'run'"):
+    with pytest.raises(ValueError, match="'x' is not a label of dim 'run'"):
         bm.consistency(simulated, run="x")
+    with pytest.raises(ValueError, match="ci_prob must lie strictly between 0 and 1"):
+        bm.consistency(simulated, ci_prob=95)
+    with pytest.raises(ValueError, match="consistency needs at least 2 items"):
+        bm.consistency(simulated.isel(item=[0]))
 
 
 def test_stability_equals_scipy_pearson(simulated):
-    tab = bm.stability(simulated).summary()
+    res = bm.stability(simulated)
+    tab = res.summary()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "metric"]
+    assert tab.attrs["classical_ci_kind"] == "Fisher z"
+    assert tab.attrs["classical_ci_prob"] == 0.94
     means = simulated["score"].mean("item")
     for m in ("metric11.FLU", "metric12.REL", "metric01.COH"):
         x = means.sel(metric=m, run="1").values
         y = means.sel(metric=m, run="2").values
-        assert tab.loc[m, "classical"] == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
-    r, n = tab.loc["metric11.FLU", "classical"], 17
+        assert tab.loc[("stability", m), "classical"] == pytest.approx(stats.pearsonr(x, y)[0],
+                                                                       abs=1e-12)
+    r, n = tab.loc[("stability", "metric11.FLU"), "classical"], 17
     z = np.arctanh(r)
-    half = stats.norm.ppf(0.975) / np.sqrt(n - 3)
-    assert tab.loc["metric11.FLU", "classical_low"] == pytest.approx(np.tanh(z - half), abs=1e-12)
+    half = stats.norm.ppf(0.97) / np.sqrt(n - 3)  # default ci_prob 0.94
+    assert tab.loc[("stability", "metric11.FLU"), "classical_low"] == pytest.approx(
+        np.tanh(z - half), abs=1e-12)
+    assert tab.loc[("stability", "metric11.FLU"), "classical_high"] == pytest.approx(
+        np.tanh(z + half), abs=1e-12)
+    # R: cor.test(x, y, conf.level = 0.95)$conf.int is the Fisher z interval
+    low95 = bm.stability(simulated, ci_prob=0.95).summary().loc[
+        ("stability", "metric11.FLU"), "classical_low"]
+    assert low95 == pytest.approx(np.tanh(z - stats.norm.ppf(0.975) / np.sqrt(n - 3)),
+                                  abs=1e-12)
+    assert (res.details()["n_systems"] == 17).all() and (res.details()["n_runs"] == 2).all()
 
 
-def test_stability_needs_two_runs(simulated):
-    with pytest.raises(ValueError, match="at least 2 runs in dim 'run'"):
+def test_stability_selects_metrics_and_needs_two_runs(simulated):
+    tab = bm.stability(simulated, metrics=["metric02.CON"]).summary()
+    assert tab.index.tolist() == [("stability", "metric02.CON")]
+    with pytest.raises(ValueError, match="stability needs at least 2 runs"):
         bm.stability(simulated.isel(run=[0]))
+    with pytest.raises(ValueError, match="'nope' is not a label of dim 'metric'"):
+        bm.stability(simulated, metrics=["nope"])
+
+
+def test_stability_of_several_runs_is_the_mean_pairwise_correlation(simulated):
+    third = simulated["score"].isel(run=[1]).assign_coords(run=["3"]) * 1.1
+    ds = simulated.drop_vars(["score", "run"]).assign(
+        score=xr.concat([simulated["score"], third], dim="run"))
+    res = bm.stability(ds, metrics=["metric11.FLU"])
+    means = ds["score"].sel(metric="metric11.FLU").mean("item")
+    rs = [stats.pearsonr(means.sel(run=a), means.sel(run=b))[0]
+          for a, b in (("1", "2"), ("1", "3"), ("2", "3"))]
+    assert res.summary().loc[("stability", "metric11.FLU"), "classical"] == pytest.approx(
+        np.mean(rs), abs=1e-12)
+    assert "classical_low" not in res.summary().columns
+    check_table(res.summary())
 
 
 def test_spearman_brown_and_items_needed_closed_form():
@@ -135,24 +243,31 @@ def test_rank_normalize_matches_metriceval_formula():
 
 # ---------------------------------------------------------------- SummEval (MetricEval)
 def test_summeval_meteor_consistency_and_sem(summeval):
-    tab = bm.consistency(summeval).summary()
+    res = bm.consistency(summeval)
+    tab = res.summary()
+    check_table(tab)
+    alpha = tab.xs("alpha", level="estimand")["classical"]
+    sem = tab.xs("sem", level="estimand")["classical"]
     # MetricEval Sec. 4.1.1: "metric consistency estimate was .966 ... .38 x sqrt(1 - .966)
     # ~= .07"; the paper rounds to 3 and 2 decimals, hence the tolerances.
-    assert tab.loc["METEOR", "classical"] == pytest.approx(0.966, abs=5e-4)
-    assert tab.loc["METEOR", "sem"] == pytest.approx(0.07, abs=5e-3)
-    assert tab.loc["METEOR", "sd_system_mean"] == pytest.approx(0.38, abs=5e-3)
+    assert alpha["METEOR"] == pytest.approx(0.966, abs=5e-4)
+    assert sem["METEOR"] == pytest.approx(0.07, abs=5e-3)
+    assert res.details().loc[("alpha", "METEOR"), "sd_system_mean"] == pytest.approx(
+        0.38, abs=5e-3)
     # ROUGE-4 less consistent than ROUGE-1 (0.896 vs 0.959)
-    assert tab.loc["ROUGE.4", "classical"] == pytest.approx(0.896, abs=5e-4)
-    assert tab.loc["ROUGE.1", "classical"] == pytest.approx(0.959, abs=5e-4)
+    assert alpha["ROUGE.4"] == pytest.approx(0.896, abs=5e-4)
+    assert alpha["ROUGE.1"] == pytest.approx(0.959, abs=5e-4)
     # MetricEval Table 1 diagonal (2 decimals)
-    assert tab.loc["Expert.1.COH", "classical"] == pytest.approx(0.96, abs=5e-3)
-    assert tab.loc["Expert.3.REL", "classical"] == pytest.approx(0.90, abs=5e-3)
+    assert alpha["Expert.1.COH"] == pytest.approx(0.96, abs=5e-3)
+    assert alpha["Expert.3.REL"] == pytest.approx(0.90, abs=5e-3)
 
 
 def test_summeval_stability(summeval):
     tab = bm.stability(summeval).summary()
+    check_table(tab)
+    r = tab.xs("stability", level="estimand")["classical"]
     for m in ("BLEU", "METEOR", "ROUGE.1", "BertScore_f1"):
-        assert round(tab.loc[m, "classical"], 3) == 1.0
+        assert round(r[m], 3) == 1.0
     # LLM metrics are less stable (MetricEval Fig. 2: G-Eval-3.5-COH about .97)
-    assert tab.loc["G.EVAL.3.5.COH", "classical"] == pytest.approx(0.97, abs=0.01)
-    assert tab.loc["G.EVAL.3.5.COH", "classical"] < tab.loc["G.EVAL.4.COH", "classical"]
+    assert r["G.EVAL.3.5.COH"] == pytest.approx(0.97, abs=0.01)
+    assert r["G.EVAL.3.5.COH"] < r["G.EVAL.4.COH"]

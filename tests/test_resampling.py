@@ -18,6 +18,7 @@ from bayesmeta.classical.resampling import (
     resampling_weights,
     swap_masks,
 )
+from bayesmeta.summaries import check_table, summarize
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def _standardised(v, valid):
     return np.where(valid, (v - v[valid].mean()) / v[valid].std(), np.nan)
 
 
-@pytest.mark.parametrize("scheme", ["both", "both-rowcol", "systems", "inputs"])
+@pytest.mark.parametrize("scheme", ["both", "both-rowcol", "systems", "items"])
 def test_permutation_equals_direct_loop(small, scheme):
     """Same masks, scipy per permutation: identical statistics and exceedance counts."""
     x, z = small
@@ -117,11 +118,14 @@ def test_agrees_with_nlpstats():
         return (v - v.mean()) / v.std()
 
     np.random.seed(1)  # noqa: NPY002 - nlpstats draws from the global generator
-    for level, coef in [("global", "pearson"), ("system", "kendall"), ("input", "spearman")]:
+    # nlpstats' "input" level is bayesmeta's within_item grouping
+    for level, ours_level, coef in [("global", "global", "pearson"),
+                                    ("system", "system", "kendall"),
+                                    ("input", "within_item", "spearman")]:
         res = nlp.permutation_test(x, y, z, level, coef, "both", n_resamples=n)
         obs = (correlate(std(x), std(z), level, coef) - correlate(std(y), std(z), level, coef))
         ref = float(np.mean(np.abs(res.samples) >= abs(obs) * (1 - 1e-13)))
-        ours = permutation_test(np.stack([x, y]), z, measures=f"{level}_{coef}",
+        ours = permutation_test(np.stack([x, y]), z, measures=f"{ours_level}_{coef}",
                                 scheme="both-rowcol", n_permutations=n, pvalue="raw",
                                 random_seed=2)["pvalue"].item()
         sd = np.sqrt(max(ref * (1 - ref), 1 / n) * 2 / n)
@@ -145,8 +149,14 @@ def test_bootstrap_weights_equal_resampled_matrices(small):
     iv = percentile_interval(boot, 0.9)
     assert iv.dims[0] == "ci_bound" and iv.attrs["ci_kind"] == "percentile"
     sys_only = bootstrap(x, z, unit="systems", n_resamples=4, random_seed=1,
-                         measures="input_pearson")
+                         measures="within_item_pearson")
     assert sys_only.attrs["unit"] == "systems"
+    items = bootstrap(x, z, unit="items", n_resamples=4, random_seed=1)
+    with pytest.warns(FutureWarning, match="unit='items'"):
+        old = bootstrap(x, z, unit="inputs", n_resamples=4, random_seed=1)
+    np.testing.assert_array_equal(items.values, old.values)
+    with pytest.warns(FutureWarning, match="scheme='items'"):
+        permutation_test(x, z, measures="system_pearson", scheme="inputs", n_permutations=9)
 
 
 def test_bayesian_bootstrap_draws(small):
@@ -179,18 +189,49 @@ def test_dask_input_equals_numpy(small):
 
 
 def test_compare_metrics_probabilities(simulated):
-    res = bm.compare_metrics(simulated, "COH", metrics=["metric01.COH", "metric02.CON",
-                                                        "metric05.COH"],
-                             measures=["global_pearson", "system_kendall"], n_resamples=300,
-                             n_permutations=99, random_seed=0)
+    metrics = ["metric01.COH", "metric02.CON", "metric05.COH"]
+    measures = ["global_pearson", "system_kendall"]
+    res = bm.compare_metrics(simulated, "COH", metrics=metrics, measures=measures,
+                             resampling={"n_resamples": 300, "n_permutations": 99},
+                             random_seed=0)
     beats = res.p_beats("global_pearson").values
     np.testing.assert_allclose(beats + beats.T, 1.0, atol=1e-12)
     ranks = res.rank_probability("system_kendall").values
     np.testing.assert_allclose(ranks.sum(1), 1.0, atol=1e-12)
-    tab = res.summary()
-    assert tab.index.names == ["measure", "metric", "metric2"]
-    assert {"classical", "pvalue", "p_beats", "mean", "hdi_low"} <= set(tab.columns)
-    assert tab["pvalue"].between(0.01, 1).all()
+    tab, det = res.summary(), res.details()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "measure", "trait", "metric", "metric2"]
+    assert set(tab.index.get_level_values("estimand")) == {"difference"}
+    assert list(tab.columns) == ["classical", "classical_low", "classical_high", "mean", "sd",
+                                 "hdi_low", "hdi_high"]
+    assert list(det.columns) == ["pvalue", "p_beats"]
+    assert det["pvalue"].between(0.01, 1).all()
+    assert res.provenance["random_seed"] == 0
+    # classical = difference of the sample measures of correlations()
+    corr = bm.correlations(simulated, "COH", metrics=metrics, measures=measures,
+                           resampling={"n_resamples": 0}).table()
+    row = tab.loc[("difference", "system_kendall", "COH", "metric01.COH", "metric05.COH")]
+    assert row["classical"] == pytest.approx(
+        corr.loc["metric01.COH", "system_kendall"] - corr.loc["metric05.COH", "system_kendall"],
+        abs=1e-15)
+    # the posterior of the difference: summarize() of the differences of the draws
+    post = bayesian_bootstrap(
+        simulated["score"].isel(run=0).sel(metric=metrics).transpose("metric", "system",
+                                                                      "item"),
+        simulated["rating"].sel(trait="COH").mean("rater"), measures=measures,
+        n_resamples=300, random_seed=0)
+    d = post.sel(metric="metric01.COH") - post.sel(metric="metric05.COH")
+    s = summarize(d.sel(measure="system_kendall"))
+    assert row["mean"] == pytest.approx(float(s["mean"]), abs=1e-15)
+    assert row["hdi_low"] == float(s["interval"].sel(ci_bound="lower"))
+    # p_beats in details() equals the extra matrix
+    assert det.loc[("difference", "system_kendall", "COH", "metric01.COH", "metric05.COH"),
+                   "p_beats"] == res.p_beats("system_kendall").loc["metric01.COH",
+                                                                   "metric05.COH"]
+    with pytest.warns(FutureWarning, match="resampling="):
+        old = bm.compare_metrics(simulated, "COH", metrics=metrics, measures=measures,
+                                 n_resamples=300, n_permutations=99, random_seed=0)
+    assert old.summary().equals(tab) and old.details().equals(det)
 
 
 def test_few_systems_calibration_note(simulated):
@@ -200,17 +241,18 @@ def test_few_systems_calibration_note(simulated):
     from bayesmeta.classical.resampling import FEW_SYSTEMS, calibration_note
 
     assert calibration_note(FEW_SYSTEMS, ["global_pearson"]) is None
-    assert calibration_note(FEW_SYSTEMS - 1, ["input_kendall"]) is not None
-    assert calibration_note(17, ["system_pearson", "item_pearson"]) is None
+    assert calibration_note(FEW_SYSTEMS - 1, ["within_item_kendall"]) is not None
+    assert calibration_note(17, ["system_pearson", "within_system_pearson"]) is None
     assert calibration_note(17, ["global_pearson"]).startswith("17 systems")
-    res = bm.correlations(simulated, "COH", measures="global_pearson", n_resamples=20,
-                          random_seed=0)
+    res = bm.correlations(simulated, "COH", measures="global_pearson",
+                          resampling={"n_resamples": 20}, random_seed=0)
     assert res.info["calibration"] == calibration_note(17, ["global_pearson"])
-    assert "global/input-level HDIs run short" in str(res)
-    system = bm.correlations(simulated, "COH", measures="system", n_resamples=20,
-                             random_seed=0)
+    assert "global/within-item HDIs run short" in str(res)
+    system = bm.correlations(simulated, "COH", measures="system",
+                             resampling={"n_resamples": 20}, random_seed=0)
     assert "calibration" not in system.info
-    point = bm.correlations(simulated, "COH", measures="global_pearson", n_resamples=0)
+    point = bm.correlations(simulated, "COH", measures="global_pearson",
+                            resampling={"n_resamples": 0})
     assert "calibration" not in point.info
 
 
@@ -266,7 +308,8 @@ def test_bayesian_bootstrap_hdi_coverage():
     """94% HDIs of the Bayesian-bootstrap posterior (2,000 draws) against the truth of paper
     001's App. C model, 400 datasets per size (about 2 minutes).
 
-    64 systems x 100 inputs: every level -- system, global, input, item Pearson -- covers at
+    64 systems x 100 inputs: every level -- system, global, within-item, within-system
+    Pearson -- covers at
     the nominal rate, within 3 binomial sds of 0.94 (measured 0.953, 0.933, 0.918, 0.958).
 
     16 systems x 100 inputs (about SummEval's 17): the system level is still nominal (0.928);
@@ -284,5 +327,5 @@ def test_bayesian_bootstrap_hdi_coverage():
     small = coverage(16, R, 2000).set_index("measure")["hdi"]
     assert abs(small["system_pearson"] - 0.94) <= band, small
     assert 0.84 <= small["global_pearson"] <= 0.92, small
-    assert 0.84 <= small["input_pearson"] <= 0.92, small
-    assert 0.95 <= small["item_pearson"] <= 0.99, small
+    assert 0.84 <= small["within_item_pearson"] <= 0.92, small
+    assert 0.95 <= small["within_system_pearson"] <= 0.99, small

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 import bayesmeta as bm
+from bayesmeta.data.schema import MissingDataWarning
+from bayesmeta.summaries import check_table
 
 SCIPY = {
     "pearson": lambda x, y: stats.pearsonr(x, y)[0],
@@ -15,10 +18,17 @@ SCIPY = {
 }
 
 
+def _corr(tab, a, b):
+    """The correlation cell of two variables, in whichever order the table holds them."""
+    key = ("correlation", a, b) if ("correlation", a, b) in tab.index else ("correlation", b, a)
+    return tab.loc[key, "classical"]
+
+
 @pytest.mark.parametrize("method", ["kendall", "spearman", "pearson"])
 def test_mtmm_cells_equal_scipy(simulated, method):
     res = bm.mtmm(simulated, method=method)
     tab = res.summary()
+    check_table(tab)
     means = simulated["rating"].mean("item")
     for a, b in [("Rater.1.COH", "Rater.2.COH"), ("Rater.1.COH", "Rater.1.REL"),
                  ("Rater.3.FLU", "Rater.2.CON")]:
@@ -26,24 +36,42 @@ def test_mtmm_cells_equal_scipy(simulated, method):
         rb, tb = b.rsplit(".", 1)
         x = means.sel(rater=ra, trait=ta).values
         y = means.sel(rater=rb, trait=tb).values
-        key = f"{a} ~ {b}" if f"{a} ~ {b}" in tab.index else f"{b} ~ {a}"
-        assert tab.loc[key, "classical"] == pytest.approx(SCIPY[method](x, y), abs=1e-12)
+        assert _corr(tab, a, b) == pytest.approx(SCIPY[method](x, y), abs=1e-12)
 
 
 def test_mtmm_labels_and_diagonal(simulated):
     res = bm.mtmm(simulated)
-    tab = res.summary()
-    alpha = bm.consistency(simulated, metrics=[]).summary()["classical"]
-    diag = tab[tab["cell"] == "reliability"]
+    tab, det = res.summary(), res.details()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "variable", "variable2"]
+    assert list(tab.columns) == ["classical"]
+    diag = tab.xs("alpha", level="estimand")
     assert len(diag) == 12
-    for _pair, row in diag.iterrows():
-        assert row["classical"] == pytest.approx(alpha.loc[row["variable1"]], abs=1e-14)
-    assert tab.loc["Rater.1.COH ~ Rater.2.COH", "cell"] == "convergent"
-    assert tab.loc["Rater.1.COH ~ Rater.1.REL", "cell"] == "divergent"
-    assert tab.loc["Rater.1.COH ~ Rater.2.REL", "cell"] == "heterotrait-heteromethod"
+    assert (diag.index.get_level_values("variable2") == "").all()
+    for (var, _), row in diag.iterrows():
+        rater, trait = var.rsplit(".", 1)
+        y = simulated["rating"].sel(rater=rater, trait=trait).transpose("system", "item").values
+        # Cronbach's alpha with systems as examinees, items as test items (complete data);
+        # R: psych::alpha(y)$total$raw_alpha
+        cov = np.cov(y, rowvar=False)
+        J = y.shape[1]
+        expected = J / (J - 1) * (1 - np.trace(cov) / cov.sum())
+        assert row["classical"] == pytest.approx(expected, abs=1e-12)
+    cell = det["cell"]
+    assert cell.loc[("correlation", "Rater.1.COH", "Rater.2.COH")] == "validity diagonal"
+    assert cell.loc[("correlation", "Rater.1.COH", "Rater.1.REL")] == "heterotrait-monomethod"
+    assert cell.loc[("correlation", "Rater.1.COH", "Rater.2.REL")] == "heterotrait-heteromethod"
+    assert cell.loc[("alpha", "Rater.1.COH", "")] == "reliability diagonal"
+    assert det.loc[("correlation", "Rater.1.COH", "Rater.2.COH"), "evidence"] == "convergent"
+    assert det.loc[("correlation", "Rater.1.COH", "Rater.2.REL"),
+                   ["trait", "method", "trait2", "method2"]].tolist() == [
+        "COH", "Rater.1", "REL", "Rater.2"]
+    assert (det["n"] == 17).all()
     assert len(tab) == 12 * 13 // 2
     mat = res.matrix()
     assert mat.shape == (12, 12)
+    assert mat.loc[("COH", "Rater.1"), ("COH", "Rater.2")] == _corr(tab, "Rater.1.COH",
+                                                                    "Rater.2.COH")
     text = str(res)
     assert "*" in text and "(" in text and "[" in text
 
@@ -51,12 +79,50 @@ def test_mtmm_labels_and_diagonal(simulated):
 def test_mtmm_with_metric_design(simulated):
     design = {"metric01.COH": ("autoA", "COH"), "metric02.CON": ("autoA", "CON"),
               "Rater.1.COH": ("Rater.1", "COH"), "Rater.1.CON": ("Rater.1", "CON")}
-    tab = bm.mtmm(simulated, design=design, method="pearson").summary()
-    assert tab.loc["metric01.COH ~ Rater.1.COH", "cell"] == "convergent"
+    res = bm.mtmm(simulated, design=design, method="pearson")
+    tab = res.summary()
+    check_table(tab)
+    assert res.details().loc[("correlation", "metric01.COH", "Rater.1.COH"), "cell"] == \
+        "validity diagonal"
     x = simulated["score"].sel(metric="metric01.COH", run="1").mean("item").values
     y = simulated["rating"].sel(rater="Rater.1", trait="COH").mean("item").values
-    assert tab.loc["metric01.COH ~ Rater.1.COH", "classical"] == pytest.approx(
+    assert _corr(tab, "metric01.COH", "Rater.1.COH") == pytest.approx(
         stats.pearsonr(x, y)[0], abs=1e-12)
+
+
+def test_mtmm_metrics_take_their_trait_and_method(simulated):
+    res = bm.mtmm(simulated, metrics=["metric01.COH", "metric02.CON"], raters=["Rater.1"],
+                  method="spearman")
+    det = res.details()
+    row = det.loc[("correlation", "metric01.COH", "Rater.1.COH")]
+    assert (row["method"], row["trait"], row["cell"]) == ("metric01", "COH",
+                                                          "validity diagonal")
+    x = simulated["score"].sel(metric="metric01.COH", run="1").mean("item").values
+    y = simulated["rating"].sel(rater="Rater.1", trait="COH").mean("item").values
+    assert _corr(res.summary(), "metric01.COH", "Rater.1.COH") == pytest.approx(
+        stats.spearmanr(x, y)[0], abs=1e-12)
+    assert len(res.summary()) == 6 * 7 // 2  # 2 metrics + 4 traits of Rater.1
+
+
+def test_mtmm_global_level_equals_pooled_scipy(simulated):
+    tab = bm.mtmm(simulated, raters=["Rater.1.COH", "Rater.2.CON"], method="pearson",
+                  level="global").summary()
+    x = simulated["rating"].sel(rater="Rater.1", trait="COH").values.ravel()
+    y = simulated["rating"].sel(rater="Rater.2", trait="CON").values.ravel()
+    assert _corr(tab, "Rater.1.COH", "Rater.2.CON") == pytest.approx(stats.pearsonr(x, y)[0],
+                                                                      abs=1e-12)
+
+
+def test_mtmm_old_positional_spelling_warns(simulated):
+    design = {"Rater.1.COH": ("Rater.1", "COH"), "Rater.2.COH": ("Rater.2", "COH")}
+    with pytest.warns(FutureWarning) as rec:
+        old = bm.mtmm(simulated, design, "pearson")
+    assert sorted(str(w.message).split(" with ")[0] for w in rec) == [
+        "mtmm(data, design)", "mtmm(data, method)"]
+    new = bm.mtmm(simulated, design=design, method="pearson")
+    pd.testing.assert_frame_equal(old.summary(), new.summary())
+    with pytest.raises(ValueError, match="method must be one of"):
+        bm.mtmm(simulated, method="tau")
 
 
 def _loop(x: np.ndarray, y: np.ndarray, method: str, level: str) -> float:
@@ -65,46 +131,122 @@ def _loop(x: np.ndarray, y: np.ndarray, method: str, level: str) -> float:
         return f(x.mean(1), y.mean(1))
     if level == "global":
         return f(x.ravel(), y.ravel())
-    if level == "item":
+    if level == "within_system":
         return np.nanmean([f(x[s], y[s]) for s in range(x.shape[0])])
     return np.nanmean([f(x[:, i], y[:, i]) if np.ptp(y[:, i]) > 0 else np.nan
                        for i in range(x.shape[1])])
 
 
-@pytest.mark.parametrize("level", ["system", "item", "input", "global"])
+@pytest.mark.parametrize("level", ["system", "within_system", "within_item", "global"])
 @pytest.mark.parametrize("method", ["kendall", "pearson"])
 def test_concurrent_validity_equals_direct_loop(simulated, level, method):
-    tab = bm.concurrent_validity(simulated, "REL", method=method, level=level).summary()
+    res = bm.concurrent_validity(simulated, "REL", method=method, level=level)
+    tab = res.summary()
+    check_table(tab)
+    assert tab.index.names == ["estimand", "trait", "metric"]
+    assert set(tab.index.get_level_values("estimand")) == {f"{level}_{method}"}
     human = simulated["rating"].sel(trait="REL").mean("rater").values
     for m in ("metric04.REL", "metric11.FLU"):
         x = simulated["score"].sel(metric=m, run="1").values
-        assert tab.loc[m, "classical"] == pytest.approx(_loop(x, human, method, level),
-                                                        abs=1e-12)
+        assert tab.loc[(f"{level}_{method}", "REL", m), "classical"] == pytest.approx(
+            _loop(x, human, method, level), abs=1e-12)
+    det = res.details()
+    assert (det["n_systems"] == 17).all() and (det["n_outputs"] == 1700).all()
+    assert (det["human"] == "REL (mean of 3 raters)").all()
+    if (level, method) == ("system", "pearson"):
+        assert tab.attrs["classical_ci_kind"] == "Fisher z"
+    else:
+        assert "classical_low" not in tab.columns
+
+
+def test_concurrent_validity_fisher_interval_equals_scipy(simulated):
+    """The interval of a system-level Pearson r is scipy's Fisher-z interval
+    (``pearsonr(...).confidence_interval``; R: ``cor.test(x, y, conf.level = .94)``)."""
+    tab = bm.concurrent_validity(simulated, "COH", method="pearson").summary()
+    assert tab.attrs["classical_ci_prob"] == pytest.approx(0.94)
+    human = simulated["rating"].sel(trait="COH").mean("rater").mean("item").values
+    for m in ("metric01.COH", "metric06.CON"):
+        x = simulated["score"].sel(metric=m, run="1").mean("item").values
+        ci = stats.pearsonr(x, human).confidence_interval(0.94)
+        row = tab.loc[("system_pearson", "COH", m)]
+        assert row["classical_low"] == pytest.approx(ci.low, abs=1e-12)
+        assert row["classical_high"] == pytest.approx(ci.high, abs=1e-12)
+    tab90 = bm.concurrent_validity(simulated, "COH", method="pearson", ci_prob=0.9).summary()
+    assert (tab90["classical_high"] < tab["classical_high"]).all()
 
 
 def test_concurrent_validity_criteria(simulated):
-    many = bm.concurrent_validity(simulated, ["COH", "Rater.2.FLU"]).summary()
-    assert many.index.names == ["criterion", "metric"]
-    one = bm.concurrent_validity(simulated, "Rater.2.FLU").summary()
-    np.testing.assert_allclose(many.xs("Rater.2.FLU", level="criterion")["classical"],
-                               one["classical"], atol=1e-15)
+    many = bm.concurrent_validity(simulated, ["COH", "FLU"]).summary()
+    check_table(many)
+    one = bm.concurrent_validity(simulated, "FLU").summary()
+    np.testing.assert_array_equal(many.xs("FLU", level="trait")["classical"],
+                                  one.xs("FLU", level="trait")["classical"])
+    sub = bm.concurrent_validity(simulated, "FLU", raters="Rater.2")
+    with pytest.warns(FutureWarning, match="raters='Rater.2'"):
+        old = bm.concurrent_validity(simulated, "Rater.2.FLU")
+    np.testing.assert_array_equal(sub.summary()["classical"].to_numpy(),
+                                  old.summary()["classical"].to_numpy())
+    assert (sub.details()["human"] == "Rater.2.FLU").all()
     with pytest.raises(ValueError, match="unknown criterion 'XYZ'"):
         bm.concurrent_validity(simulated, "XYZ")
     with pytest.raises(ValueError, match="level must be"):
         bm.concurrent_validity(simulated, "COH", level="document")
 
 
+def test_concurrent_validity_old_spellings_warn(simulated):
+    new = bm.concurrent_validity(simulated, "COH", method="pearson", level="global")
+    with pytest.warns(FutureWarning) as rec:
+        old = bm.concurrent_validity(simulated, "COH", "pearson", "global")
+    assert len(rec) == 2 and all("by position is deprecated" in str(w.message) for w in rec)
+    pd.testing.assert_frame_equal(old.summary(), new.summary())
+    with pytest.warns(FutureWarning, match="criterion="):
+        crit = bm.concurrent_validity(simulated, criterion="COH")
+    pd.testing.assert_frame_equal(crit.summary(),
+                                  bm.concurrent_validity(simulated, "COH").summary())
+    human = simulated["rating"].sel(trait="COH").mean("rater").rename("h")
+    with pytest.warns(FutureWarning, match="human="):
+        bm.concurrent_validity(simulated, human)
+
+
+def test_concurrent_validity_human_aligned_by_label(simulated):
+    """A human score is aligned to the data by label through select.align: integer item
+    labels meet the dataset's string labels "0".."99"; labels that do not meet raise."""
+    ds = simulated.assign_coords(item=[str(i) for i in range(simulated.sizes["item"])])
+    mean = ds["rating"].sel(trait="COH").mean("rater")
+    human = mean.assign_coords(item=np.arange(ds.sizes["item"])).rename("COH mean")
+    human = human.isel(item=slice(None, None, -1), system=slice(None, None, -1))  # reordered
+    res = bm.concurrent_validity(ds, human=human, level="within_system", method="pearson")
+    check_table(res.summary())
+    ref = bm.concurrent_validity(ds, "COH", level="within_system", method="pearson").summary()
+    np.testing.assert_allclose(res.summary()["classical"].to_numpy(),
+                               ref["classical"].to_numpy(), rtol=0, atol=1e-15)
+    assert set(res.summary().index.get_level_values("trait")) == {"COH mean"}
+    # integer item labels against the simulated data's "doc001".. labels: nothing shared
+    ints = simulated["rating"].sel(trait="COH").mean("rater").assign_coords(
+        item=np.arange(simulated.sizes["item"]))
+    with pytest.raises(ValueError, match="share no label on dim 'item'"):
+        bm.concurrent_validity(simulated, human=ints)
+    # partial overlap: the data's items the human score lacks are counted in a warning
+    part = human.isel(item=slice(0, 60))
+    with pytest.warns(MissingDataWarning, match="items of the data are missing"):
+        res = bm.concurrent_validity(ds, human=part)
+    assert (res.details()["n_outputs"] == 17 * 60).all()
+    with pytest.raises(ValueError, match="trait= or human="):
+        bm.concurrent_validity(ds, "COH", human=human)
+
+
 def test_summeval_mtmm_reproduces_paper_structure(summeval):
     """MetricEval Table 1: coherence and relevance by the same expert correlate nearly as
     highly as coherence across experts; diagonal = consistency (0.96 for Expert 1 COH)."""
-    tab = bm.mtmm(summeval).summary()
-    assert tab.loc["Expert.1.COH ~ Expert.1.COH", "classical"] == pytest.approx(0.96, abs=5e-3)
-    conv = tab[(tab["cell"] == "convergent") & (tab["trait1"] != "FLU")]["classical"]
-    div = tab[tab["cell"] == "divergent"]["classical"]
+    res = bm.mtmm(summeval)
+    tab = res.summary().join(res.details())
+    check_table(res.summary())
+    assert tab.loc[("alpha", "Expert.1.COH", ""), "classical"] == pytest.approx(0.96, abs=5e-3)
+    conv = tab[(tab["cell"] == "validity diagonal") & (tab["trait"] != "FLU")]["classical"]
+    div = tab[tab["cell"] == "heterotrait-monomethod"]["classical"]
     assert conv.mean() > div.mean()
-    coh_rel = tab.loc[["Expert.1.COH ~ Expert.1.REL", "Expert.2.COH ~ Expert.2.REL",
-                       "Expert.3.COH ~ Expert.3.REL"], "classical"]
-    assert (coh_rel > 0.55).all()
+    coh_rel = [_corr(tab, f"Expert.{k}.COH", f"Expert.{k}.REL") for k in (1, 2, 3)]
+    assert all(v > 0.55 for v in coh_rel)
 
 
 # MetricEval (Xiao et al. 2023) Table 1, upper triangle row by row, order
@@ -128,9 +270,39 @@ TABLE1 = """
 def test_summeval_mtmm_reproduces_metriceval_table1(summeval):
     """Table 1 was computed on rank-normalised ratings (App. A.2); every one of its 78
     cells is reproduced to the two decimals printed (tolerance 0.005 + float slack)."""
-    mat = bm.mtmm(summeval, method="kendall", normalize=True).matrix()
+    res = bm.mtmm(summeval, method="kendall", normalize=True)
+    check_table(res.summary())
+    mat = res.matrix()
     rows = [list(map(float, line.split())) for line in TABLE1.strip().splitlines()]
     for i, row in enumerate(rows):
         for k, expected in enumerate(row):
             got = mat.iloc[i, i + k]
             assert got == pytest.approx(expected, abs=0.0051), (mat.index[i], mat.columns[i + k])
+
+
+def test_validity_with_a_continuous_judgment(simulated):
+    """A trait held as a continuous judgment (no raters) enters the MTMM table with method
+    'judgment' and serves as a concurrent-validity criterion."""
+    judged = simulated["rating"].mean("rater").where(simulated["trait"] == "REL")
+    ds = simulated.assign(rating=simulated["rating"].where(simulated["trait"] != "REL"),
+                          judgment=judged)
+    res = bm.mtmm(ds, method="pearson")
+    check_table(res.summary())
+    det = res.details()
+    assert det.loc[("alpha", "REL", ""), "method"] == "judgment"
+    assert det.loc[("correlation", "Rater.1.COH", "REL"), "cell"] == "heterotrait-heteromethod"
+    x = ds["rating"].sel(rater="Rater.1", trait="COH").mean("item").values
+    y = judged.sel(trait="REL").mean("item").values
+    assert res.summary().loc[("correlation", "Rater.1.COH", "REL"), "classical"] == \
+        pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
+    cv = bm.concurrent_validity(ds, "REL")
+    assert (cv.details()["human"] == "REL (judgment)").all()
+
+
+def test_validity_results_round_trip(tmp_path, simulated):
+    for k, res in enumerate((bm.mtmm(simulated), bm.concurrent_validity(
+            simulated, ["COH", "FLU"], method="pearson"))):
+        back = bm.load(res.save(tmp_path / f"r{k}.nc"))
+        assert type(back) is type(res)
+        pd.testing.assert_frame_equal(back.summary(), res.summary())
+        assert str(back) == str(res)

@@ -1,4 +1,8 @@
-"""Inter-rater agreement per trait: Krippendorff's alpha (ordinal, interval) and ICC(2,k)."""
+"""Inter-rater agreement per trait: Krippendorff's alpha (ordinal, interval) and ICC(2,k).
+
+Ratings come through :func:`bayesmeta.data.select.ordinal_ratings`; :func:`agreement`
+reports in the one table shape of :mod:`bayesmeta.summaries` (index ``(estimand, trait)``).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.classical.reliability import _describe
-from bayesmeta.data.schema import validate
-from bayesmeta.results import Result
+from bayesmeta.classical.reliability import _ByEstimand
+from bayesmeta.data.select import describe, ordinal_ratings, require
+from bayesmeta.results import data_hash
 
 
 def krippendorff_alpha(units: np.ndarray, level: str = "interval") -> float:
@@ -85,8 +89,11 @@ def icc2k(y: np.ndarray) -> float:
     return float((ms_r - ms_e) / (ms_r + (ms_c - ms_e) / n))
 
 
-class AgreementResult(Result):
+class AgreementResult(_ByEstimand):
     """Inter-rater agreement per trait (see :func:`agreement`)."""
+
+
+STATISTICS = ("krippendorff_ordinal", "krippendorff_interval", "icc2k")
 
 
 def agreement(
@@ -98,53 +105,73 @@ def agreement(
     """Inter-rater agreement for each trait: Krippendorff's alpha and ICC(2,k).
 
     Units are the outputs (system x item); coders are the raters. Krippendorff's alpha
-    uses every pairable unit (missing ratings drop out of a unit, not the unit out of the
-    data); ICC(2,k) needs complete units, so incomplete ones are left out and counted in
-    ``n_incomplete``.
+    (:func:`krippendorff_alpha`, ordinal and interval distances) uses every pairable unit
+    (missing ratings drop out of a unit, not the unit out of the data); ICC(2,k)
+    (:func:`icc2k`) needs complete units, so incomplete ones are left out of it and counted
+    in ``n_incomplete``. Needs ordinal ratings by rater (``rating``); continuous judgments
+    have no raters and are refused with the reason.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        A bayesmeta dataset with ``rating``.
+    traits : list of str, optional
+        Traits to include (default every trait with ratings).
+    raters : list of str, optional
+        Raters to include (default all; at least two).
 
     Returns
     -------
     AgreementResult
-        ``summary()`` indexed by (trait, statistic) with ``classical``; statistics are
-        ``krippendorff_ordinal``, ``krippendorff_interval`` and ``icc2k``.
+        ``summary()`` indexed by ``(estimand, trait)`` with column ``classical``; the
+        estimands are the statistics ``krippendorff_ordinal``, ``krippendorff_interval``
+        and ``icc2k``. ``details()``: ``n_units`` (outputs) and ``n_incomplete`` (units
+        left out of ICC(2,k); 0 for Krippendorff's alpha).
+
+    References
+    ----------
+    Krippendorff (2011), *Computing Krippendorff's alpha-reliability*; Shrout & Fleiss
+    (1979), Intraclass correlations. *Psychological Bulletin* 86(2).
 
     Examples
     --------
     >>> import bayesmeta as bm
-    >>> tab = bm.agreement(bm.datasets.simulated()).summary()
-    >>> sorted(tab.index.get_level_values("statistic").unique())
-    ['icc2k', 'krippendorff_interval', 'krippendorff_ordinal']
+    >>> res = bm.agreement(bm.datasets.simulated())
+    >>> tab = res.summary()
+    >>> list(tab.index.get_level_values("estimand").unique())
+    ['krippendorff_ordinal', 'krippendorff_interval', 'icc2k']
+    >>> int(res.details().loc[("icc2k", "COH"), "n_units"])
+    1700
 
     R equivalent: ``irr::kripp.alpha(t(y), "ordinal")``, ``psych::ICC(y)``.
     """
-    validate(data, warn_missing=False)
-    if "rating" not in data:
-        raise ValueError("agreement needs ratings: data has no 'rating' variable.")
-    rating = data["rating"]
-    if traits is not None:
-        rating = rating.sel(trait=list(traits))
-    if raters is not None:
-        rating = rating.sel(rater=list(raters))
-    if rating.sizes["rater"] < 2:
-        raise ValueError(f"agreement needs at least 2 raters in dim 'rater', got "
-                         f"{rating.sizes['rater']}.")
-    rows = []
+    rating = ordinal_ratings(data, traits=traits, raters=raters, analysis="agreement")
+    require(rating.sizes["rater"], 2, "rater", "agreement")
+    values: dict[str, list[float]] = {s: [] for s in STATISTICS}
+    n_units, n_incomplete = [], []
+    trait_labels = [str(t) for t in rating["trait"].values]
     for t in rating["trait"].values:
         y = rating.sel(trait=t).stack(unit=("system", "item")).transpose("unit", "rater").values
         complete = ~np.isnan(y).any(axis=1)
-        n_inc = int((~complete).sum())
-        for stat, val in (
-            ("krippendorff_ordinal", krippendorff_alpha(y, "ordinal")),
-            ("krippendorff_interval", krippendorff_alpha(y, "interval")),
-            ("icc2k", icc2k(y[complete]) if complete.sum() > 1 else np.nan),
-        ):
-            rows.append((str(t), stat, val, y.shape[0], n_inc if stat == "icc2k" else 0))
-    table = pd.DataFrame(rows, columns=["trait", "statistic", "classical", "n_units",
-                                        "n_incomplete"]).set_index(["trait", "statistic"])
+        values["krippendorff_ordinal"].append(krippendorff_alpha(y, "ordinal"))
+        values["krippendorff_interval"].append(krippendorff_alpha(y, "interval"))
+        values["icc2k"].append(icc2k(y[complete]) if complete.sum() > 1 else np.nan)
+        n_units.append(y.shape[0])
+        n_incomplete.append(int((~complete).sum()))
+    index = pd.MultiIndex.from_product([list(STATISTICS), trait_labels],
+                                       names=["estimand", "trait"])
+    table = pd.DataFrame({"classical": np.concatenate([values[s] for s in STATISTICS])},
+                         index=index)
+    zeros = [0] * len(trait_labels)
+    details = pd.DataFrame({"n_units": n_units * len(STATISTICS),
+                            "n_incomplete": zeros + zeros + n_incomplete}, index=index)
     notes = []
-    if table["n_incomplete"].any():
+    if any(n_incomplete):
         notes.append("ICC(2,k) needs complete units; incomplete ones are counted in "
-                     "n_incomplete and left out of it only.")
+                     "n_incomplete (details) and left out of it only.")
     return AgreementResult(table, title="Inter-rater agreement per trait",
-                           info={"data": _describe(data), "raters": rating.sizes["rater"]},
-                           notes=notes)
+                           info={"data": describe(data), "raters": rating.sizes["rater"]},
+                           notes=notes, details=details, data_hash=data_hash(data))
+
+
+__all__ = ["AgreementResult", "agreement", "icc2k", "krippendorff_alpha"]

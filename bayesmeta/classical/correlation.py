@@ -1,26 +1,29 @@
 r"""The 12 correlation measures of NLG meta-evaluation, and pairwise accuracy with ties.
 
 A *measure* is a grouping and a coefficient (Gao et al., paper 001, Sec. 2). With metric
-scores :math:`x_{si}` and human scores :math:`z_{si}` for system :math:`s = 1..S` on input
-(item) :math:`i = 1..I`, and :math:`r` Pearson's r, Spearman's rho or Kendall's tau:
+scores :math:`x_{si}` and human scores :math:`z_{si}` for system :math:`s = 1..S` on item
+(input) :math:`i = 1..I`, and :math:`r` Pearson's r, Spearman's rho or Kendall's tau:
 
 .. math::
 
+    r^{\text{system}} &= r\big(\bar x_{s\cdot}, \bar z_{s\cdot}\big)
+        \quad\text{(system means)}\\
     r^{\text{global}} &= r\big(\operatorname{vec} x, \operatorname{vec} z\big)
         \quad\text{(all } S I \text{ outputs)}\\
-    r^{\text{input}}  &= \tfrac{1}{I} \textstyle\sum_i r(x_{\cdot i}, z_{\cdot i})
-        \quad\text{(per input across systems, averaged)}\\
-    r^{\text{item}}   &= \tfrac{1}{S} \textstyle\sum_s r(x_{s \cdot}, z_{s \cdot})
-        \quad\text{(per system across inputs, averaged)}\\
-    r^{\text{system}} &= r\big(\bar x_{s\cdot}, \bar z_{s\cdot}\big)
-        \quad\text{(system means)}
+    r^{\text{within\_item}} &= \tfrac{1}{I} \textstyle\sum_i r(x_{\cdot i}, z_{\cdot i})
+        \quad\text{(per item across systems, averaged)}\\
+    r^{\text{within\_system}} &= \tfrac{1}{S} \textstyle\sum_s r(x_{s \cdot}, z_{s \cdot})
+        \quad\text{(per system across items, averaged)}
 
-Paper 001's *item* level is per system (WMT22's "item grouping"), its *input* level per
-input: the labels follow the paper, although the data dim for inputs is called ``item``.
+Measure names are ``<grouping>_<coefficient>``: ``system_pearson``, ``global_kendall``,
+``within_item_spearman``, ``within_system_acc_eq``, ... Paper 001 calls the within-item
+grouping the *input* level and the within-system grouping the *item* level (WMT22's "item
+grouping"); those names (``input_kendall``, ``item_pearson``) are still accepted by
+:func:`parse_measures`, with a ``FutureWarning`` giving the new name.
 
 Missing values are NaN: a group uses the outputs where both scores are observed, a
 correlation from fewer than ``min_count`` (3) outputs or from a constant vector is NaN and is
-left out of the average; system means average each score over its own observed inputs.
+left out of the average; system means average each score over its own observed items.
 Kendall's tau is tau-b by default (paper 001, App. A), tau-c or tau-a on request.
 
 *Pairwise accuracy with tie calibration* (``acc_eq``; Deutsch, Foster & Freitag, 2023) is the
@@ -34,6 +37,7 @@ resampling weights (see :mod:`bayesmeta.classical.resampling`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,19 +51,79 @@ from bayesmeta.classical._corrkernels import (
 )
 from bayesmeta.classical._parallel import parallel_map
 
-GROUPINGS = ("system", "input", "global", "item")
+#: The four groupings of paper 001, in its order (system, input, global, item levels).
+GROUPINGS = ("system", "within_item", "global", "within_system")
+#: Grouping names of the previous release (paper 001's words), accepted with a warning.
+LEGACY_GROUPINGS = {"input": "within_item", "item": "within_system"}
 MEASURES = tuple(f"{g}_{c}" for g in GROUPINGS for c in COEFFICIENTS)
 ACCURACY = tuple(f"{g}_acc_eq" for g in GROUPINGS)
 _MAX_BYTES = 256 * 2**20
 
 
+def canonical_grouping(grouping: str, *, warn: bool = True) -> str:
+    """The grouping's current name: ``"input"`` -> ``"within_item"``, ``"item"`` ->
+    ``"within_system"`` (with a ``FutureWarning`` when ``warn``); others unchanged.
+
+    Examples
+    --------
+    >>> from bayesmeta.classical.correlation import canonical_grouping
+    >>> canonical_grouping("system")
+    'system'
+    """
+    if grouping in LEGACY_GROUPINGS:
+        new = LEGACY_GROUPINGS[grouping]
+        if warn:
+            warnings.warn(f"grouping {grouping!r} is now called {new!r} (paper 001's "
+                          f"{grouping!r} level); the old name goes in the next release.",
+                          FutureWarning, stacklevel=3)
+        return new
+    return grouping
+
+
+def canonical_measure(name: str, *, warn: bool = True) -> str:
+    """The measure's current name: ``"input_kendall"`` -> ``"within_item_kendall"``,
+    ``"item_pearson"`` -> ``"within_system_pearson"`` (with a ``FutureWarning`` when
+    ``warn``); current names unchanged.
+
+    Examples
+    --------
+    >>> from bayesmeta.classical.correlation import canonical_measure
+    >>> canonical_measure("within_item_kendall")
+    'within_item_kendall'
+    """
+    head, _, coef = name.partition("_")
+    if head in LEGACY_GROUPINGS and (coef in COEFFICIENTS or coef == "acc_eq"):
+        new = f"{LEGACY_GROUPINGS[head]}_{coef}"
+        if warn:
+            warnings.warn(f"measure {name!r} is now called {new!r}; the old name goes in "
+                          f"the next release.", FutureWarning, stacklevel=3)
+        return new
+    return name
+
+
 def parse_measures(measures: str | Sequence[str] = "all") -> list[str]:
     """Measure names from ``"all"`` (the 12 of paper 001), a coefficient (``"kendall"``: its
-    four groupings), a grouping (``"system"``: its three coefficients), a measure name
-    (``"global_pearson"``, ``"item_acc_eq"``) or a list of these."""
+    four groupings), a grouping (``"system"``, ``"within_item"``: its three coefficients), a
+    measure name (``"global_pearson"``, ``"within_system_acc_eq"``) or a list of these.
+
+    The names of the previous release (groupings ``"input"`` and ``"item"``, measures
+    ``"input_*"`` and ``"item_*"``) are translated with a ``FutureWarning``.
+
+    Examples
+    --------
+    >>> from bayesmeta.classical.correlation import parse_measures
+    >>> parse_measures("kendall")
+    ['system_kendall', 'within_item_kendall', 'global_kendall', 'within_system_kendall']
+    >>> parse_measures(["within_system", "global_pearson"])
+    ['within_system_pearson', 'within_system_spearman', 'within_system_kendall', 'global_pearson']
+    """
     items = [measures] if isinstance(measures, str) else list(measures)
     out: list[str] = []
     for m in items:
+        if m in LEGACY_GROUPINGS:
+            m = canonical_grouping(m)
+        elif isinstance(m, str):
+            m = canonical_measure(m)
         if m == "all":
             new = list(MEASURES)
         elif m in COEFFICIENTS or m == "acc_eq":
@@ -79,9 +143,14 @@ def parse_measures(measures: str | Sequence[str] = "all") -> list[str]:
 
 
 def split_measure(name: str) -> tuple[str, str]:
-    """``"global_pearson"`` -> ``("global", "pearson")``."""
-    grouping, coefficient = name.split("_", 1)
-    return grouping, coefficient
+    """``"global_pearson"`` -> ``("global", "pearson")``; ``"within_item_kendall"`` ->
+    ``("within_item", "kendall")``. Old names are translated silently."""
+    name = canonical_measure(name, warn=False)
+    for g in sorted(GROUPINGS, key=len, reverse=True):
+        if name.startswith(g + "_"):
+            return g, name[len(g) + 1:]
+    raise ValueError(f"unknown measure {name!r}; names are '<grouping>_<coefficient>' with "
+                     f"grouping one of {', '.join(GROUPINGS)}.")
 
 
 def _check_variant(kendall_variant: str) -> None:
@@ -113,7 +182,7 @@ def measure_draws(
         Non-negative weights of systems (bootstrap counts, Dirichlet draws, 0/1 subsets);
         default all ones.
     item_weights : (R, I) array, optional
-        Weights of inputs; default all ones.
+        Weights of items; default all ones.
     measures : list of measure names (see :func:`parse_measures`)
     kendall_variant : {"b", "c", "a"}
     min_count : int
@@ -125,7 +194,8 @@ def measure_draws(
     -------
     (R, M, len(measures)) array
         Output ``(s, i)`` counts with weight ``a_s b_i`` at the global level; inputs are
-        averaged with weights ``b`` at the input level, systems with ``a`` at the item level;
+        averaged with weights ``b`` at the within-item level, systems with ``a`` at the
+        within-system level;
         system means are ``b``-weighted means, correlated with system weights ``a``. Integer
         weights give exactly the measures of the resample with each system and input repeated
         that many times; unit weights give the sample measures.
@@ -168,17 +238,18 @@ def _chunks(n: int, size: int) -> list[slice]:
 
 def _group_level(g, x, z, valid, a, b, a_full, b_full, coefs, variant, min_count, acc,
                  n_jobs=None):
-    """Input, item and global levels: within-group correlations, then a weighted average."""
+    """Within-item, within-system and global levels: within-group correlations, then a
+    weighted average."""
     M, S, I = x.shape
     if g == "global":
         xg, zg, vg = x.reshape(M, 1, S * I), z.reshape(1, S * I), valid.reshape(M, 1, S * I)
         member = None if (a is None and b is None) else (
             a_full[:, :, None] * b_full[:, None, :]).reshape(a_full.shape[0], S * I)
         group_w = None
-    elif g == "input":  # groups: inputs; members: systems
+    elif g == "within_item":  # groups: items; members: systems
         xg, zg, vg = x.transpose(0, 2, 1), z.T, valid.transpose(0, 2, 1)
         member, group_w = a, b
-    else:  # item: groups: systems; members: inputs
+    else:  # within_system: groups: systems; members: items
         xg, zg, vg = x, z, valid
         member, group_w = b, a
     G, K = xg.shape[1], xg.shape[2]
@@ -330,7 +401,7 @@ def correlation_measures(
         The human score (e.g. a trait's mean over raters).
     measures : str or list of str
         ``"all"`` (the 12 measures), or names as in :func:`parse_measures`, e.g.
-        ``["global_pearson", "item_acc_eq"]``.
+        ``["global_pearson", "within_system_acc_eq"]``.
     kendall_variant : {"b", "c", "a"}
         Kendall's tau-b (default; ties corrected), tau-c (Stuart) or tau-a.
     min_count : int

@@ -12,21 +12,31 @@ metrics apart, how stable is the ranking it gives, how does it react to score gr
   values changes -- on real data by coarsening (quantile bins of the metric; averaging
   fewer raters), and by simulation from the model of paper 001, App. C
   (:func:`bayesmeta.simulate.simulate_correlation_study`).
+
+Every result has the table shape of :mod:`bayesmeta.summaries`: discriminative power and
+ranking consistency are indexed ``(estimand, measure)`` (estimand
+``"discriminative_power"`` / ``"ranking_consistency"``, ``measure`` the correlation
+measure); granularity tables are indexed ``(estimand, level)`` with the measure as the
+estimand and ``level`` the granularity (the number of distinct score values; 0 = a
+continuous metric in the simulation). Ranks, counts and spreads are in ``details()``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayesmeta.classical._corrkernels import direct_small
-from bayesmeta.classical._select import human_score, metric_scores
 from bayesmeta.classical.correlation import measure_draws, parse_measures
-from bayesmeta.classical.metric_comparison import _describe, _inputs
+from bayesmeta.classical.metric_comparison import _inputs, _options
 from bayesmeta.classical.resampling import permutation_test
+from bayesmeta.data import select
+from bayesmeta.data.schema import validate
+from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 
 
@@ -39,6 +49,11 @@ def _ranked(table: pd.DataFrame, column: str, ascending: bool) -> pd.DataFrame:
     return table
 
 
+def _index(estimand: str, names: Sequence[str]) -> pd.MultiIndex:
+    return pd.MultiIndex.from_arrays([[estimand] * len(names), list(names)],
+                                     names=["estimand", "measure"])
+
+
 class DiscriminativePowerResult(_ClassicalResult):
     """Discriminative power of correlation measures (see :func:`discriminative_power`)."""
 
@@ -47,18 +62,17 @@ def discriminative_power(
     data: xr.Dataset,
     trait: str | None = None,
     *,
-    rater: str | None = None,
-    human: xr.DataArray | None = None,
     measures: str | Sequence[str] = "all",
+    raters: str | Sequence[str] | None = None,
+    human: xr.DataArray | None = None,
     metrics: Sequence[str] | None = None,
-    run: str | int | None = None,
-    scheme: str = "both",
-    n_permutations: int = 1000,
-    pvalue: str = "plus-one",
+    run: Any = None,
+    reference: Any = "first",
     kendall_variant: str = "b",
+    resampling: ResamplingOptions | dict[str, Any] | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    n_jobs: int | None = None,
+    **legacy: Any,
 ) -> DiscriminativePowerResult:
     r"""Discriminative power (DP) of correlation measures: the mean permutation p-value over
     all pairs of metrics (paper 001, Alg. 1).
@@ -67,23 +81,26 @@ def discriminative_power(
 
     Parameters
     ----------
-    data, trait, rater, human, measures, metrics, run, kendall_variant :
+    data, trait, measures, raters, human, metrics, run, reference, kendall_variant :
         As in :func:`bayesmeta.correlations`.
-    scheme : {"both", "systems", "inputs", "both-rowcol"}
-        Permutation scheme; paper 001 used nlpstats' ``"both"``, which is ``"both-rowcol"``
-        here (see :mod:`bayesmeta.classical.resampling`).
-    n_permutations : int
-        Paper 001: 1,000 (its code: 999).
-    pvalue : {"plus-one", "raw"}
-        ``"raw"`` (b / n) reproduces paper 001.
+    resampling : ResamplingOptions or dict, optional
+        ``scheme`` (``"both"``, ``"systems"``, ``"items"``, ``"both-rowcol"``; paper 001
+        used nlpstats' ``"both"``, which is ``"both-rowcol"`` here, see
+        :mod:`bayesmeta.classical.resampling`), ``n_permutations`` (paper 001: 1,000; its
+        code: 999), ``pvalue`` (``"raw"``, b / n, reproduces paper 001), ``n_jobs``. The
+        keywords of the previous release (``scheme=``, ``n_permutations=``, ``pvalue=``,
+        ``n_jobs=``, ``rater=``) still work with a ``FutureWarning``.
+    random_seed : int, optional
+        Drawn and recorded in ``provenance`` when None.
 
     Returns
     -------
     DiscriminativePowerResult
-        ``summary()``: one row per measure, ``classical`` (DP; smaller = more
-        discriminative), ``rank`` (1 = most discriminative), ``n_pairs``, ``share_below_05``
-        (share of pairs with p < 0.05). ``extra["pvalues"]`` (measure, pair) and
-        ``extra["curve"]`` (measure, position): the p-values sorted in descending order.
+        ``summary()``: index ``(estimand, measure)``, estimand ``"discriminative_power"``,
+        ``classical`` (DP; smaller = more discriminative). ``details()``: ``rank`` (1 = most
+        discriminative), ``n_pairs``, ``share_below_05`` (share of pairs with p < 0.05).
+        ``extra["pvalues"]`` (measure, pair) and ``extra["curve"]`` (measure, position): the
+        p-values sorted in descending order.
 
     References
     ----------
@@ -93,23 +110,30 @@ def discriminative_power(
     --------
     >>> import bayesmeta as bm
     >>> dp = bm.discriminative_power(bm.datasets.simulated(n_metrics=4), "COH",
-    ...                              measures="system", n_permutations=99, random_seed=0)
-    >>> list(dp.summary().columns)
-    ['classical', 'rank', 'n_pairs', 'share_below_05']
+    ...                              measures="system", resampling={"n_permutations": 99},
+    ...                              random_seed=0)
+    >>> list(dp.summary().columns), list(dp.details().columns)
+    (['classical'], ['rank', 'n_pairs', 'share_below_05'])
     """
+    opts, raters = _options("discriminative_power", legacy, resampling, raters,
+                            allowed=("n_permutations", "scheme", "pvalue", "n_jobs"))
     names = parse_measures(measures)
-    scores, z, label = _inputs(data, trait, rater, human, metrics, run)
+    scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
+    seed = resolve_seed(random_seed)
+    scheme, n_permutations, pvalue = opts.scheme, opts.n_permutations, opts.pvalue
+    if n_permutations < 1:
+        raise ValueError("resampling: n_permutations must be >= 1 for discriminative power.")
     tests = permutation_test(scores, z, measures=names, scheme=scheme,
                              n_permutations=n_permutations, pvalue=pvalue,
-                             kendall_variant=kendall_variant, random_seed=random_seed,
-                             progress=progress, n_jobs=n_jobs)
+                             kendall_variant=kendall_variant, random_seed=seed,
+                             progress=progress, n_jobs=opts.n_jobs)
     p = tests["pvalue"].transpose("measure", "pair")
     with np.errstate(invalid="ignore"):
         table = pd.DataFrame({
             "classical": p.mean("pair", skipna=True).values,
             "n_pairs": p.notnull().sum("pair").values,
             "share_below_05": (p < 0.05).sum("pair").values / p.notnull().sum("pair").values,
-        }, index=pd.Index(names, name="measure"))
+        }, index=_index("discriminative_power", names))
     table = _ranked(table, "classical", ascending=True)[
         ["classical", "rank", "n_pairs", "share_below_05"]]
     curve = xr.DataArray(-np.sort(-p.values, axis=1), dims=("measure", "position"),
@@ -117,12 +141,12 @@ def discriminative_power(
                                  "position": np.arange(1, p.sizes["pair"] + 1)})
     return DiscriminativePowerResult(
         table, title="Discriminative power of correlation measures (mean p-value)",
-        info={"data": _describe(data), "data_hash": data_hash(data), "human": label,
+        info={"data": select.describe(data), "human": hs.label,
               "metrics": scores.sizes["metric"],
               "test": f"permutation ({scheme}), {n_permutations} permutations, p = "
-                      + ("(b+1)/(n+1)" if pvalue == "plus-one" else "b/n"),
-              "random_seed": random_seed},
-        extra={"pvalues": tests["pvalue"].transpose("measure", "pair"), "curve": curve})
+                      + ("(b+1)/(n+1)" if pvalue == "plus-one" else "b/n")},
+        extra={"pvalues": tests["pvalue"].transpose("measure", "pair"), "curve": curve},
+        random_seed=seed, data_hash=data_hash(data))
 
 
 class RankingConsistencyResult(_ClassicalResult):
@@ -133,15 +157,17 @@ def ranking_consistency(
     data: xr.Dataset,
     trait: str | None = None,
     *,
-    rater: str | None = None,
-    human: xr.DataArray | None = None,
     measures: str | Sequence[str] = "all",
+    raters: str | Sequence[str] | None = None,
+    human: xr.DataArray | None = None,
     metrics: Sequence[str] | None = None,
-    run: str | int | None = None,
+    run: Any = None,
+    reference: Any = "first",
     n_trials: int = 1000,
     kendall_variant: str = "b",
     random_seed: int | None = None,
     n_jobs: int | None = None,
+    **legacy: Any,
 ) -> RankingConsistencyResult:
     r"""Ranking consistency (RC) of correlation measures: the mean Kendall tau-b between the
     metric rankings on two random halves of the inputs (paper 001, Alg. 2).
@@ -155,15 +181,23 @@ def ranking_consistency(
 
     Parameters
     ----------
+    data, trait, measures, raters, human, metrics, run, reference, kendall_variant :
+        As in :func:`bayesmeta.correlations` (``rater=`` of the previous release still
+        works with a ``FutureWarning``).
     n_trials : int
         Random splits (paper 001: 1,000).
+    random_seed : int, optional
+        Drawn and recorded in ``provenance`` when None.
+    n_jobs : int, optional
+        Worker threads.
 
     Returns
     -------
     RankingConsistencyResult
-        ``summary()``: one row per measure, ``classical`` (RC; larger = more consistent),
-        ``rank`` (1 = most consistent), ``trial_sd`` (sd over splits) and ``mc_se`` (its
-        Monte-Carlo standard error). ``extra["taus"]`` (trial, measure).
+        ``summary()``: index ``(estimand, measure)``, estimand ``"ranking_consistency"``,
+        ``classical`` (RC; larger = more consistent). ``details()``: ``rank`` (1 = most
+        consistent), ``trial_sd`` (sd over splits) and ``mc_se`` (its Monte-Carlo standard
+        error). ``extra["taus"]`` (trial, measure).
 
     References
     ----------
@@ -177,11 +211,13 @@ def ranking_consistency(
     >>> rc.summary().shape[0]
     12
     """
+    _, raters = _options("ranking_consistency", legacy, None, raters, allowed=())
     names = parse_measures(measures)
-    scores, z, label = _inputs(data, trait, rater, human, metrics, run)
+    scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
     x = np.asarray(scores.values, dtype=float)
     I = x.shape[2]
-    rng = np.random.default_rng(random_seed)
+    seed = resolve_seed(random_seed)
+    rng = np.random.default_rng(seed)
     w = np.zeros((2 * n_trials, I))
     for t in range(n_trials):
         perm = rng.permutation(I)
@@ -199,16 +235,16 @@ def ranking_consistency(
             mean, sd = np.nanmean(taus, 0), np.nanstd(taus, 0, ddof=1)
         n_ok = np.isfinite(taus).sum(0)
     table = pd.DataFrame({"classical": mean, "trial_sd": sd, "mc_se": sd / np.sqrt(n_ok)},
-                         index=pd.Index(names, name="measure"))
+                         index=_index("ranking_consistency", names))
     table = _ranked(table, "classical", ascending=False)[
         ["classical", "rank", "trial_sd", "mc_se"]]
     return RankingConsistencyResult(
         table, title="Ranking consistency of correlation measures (split-half Kendall tau)",
-        info={"data": _describe(data), "data_hash": data_hash(data), "human": label,
-              "metrics": x.shape[0],
-              "trials": n_trials, "random_seed": random_seed},
+        info={"data": select.describe(data), "human": hs.label, "metrics": x.shape[0],
+              "trials": n_trials},
         extra={"taus": xr.DataArray(taus, dims=("trial", "measure"),
-                                    coords={"measure": names})})
+                                    coords={"measure": names})},
+        random_seed=seed, data_hash=data_hash(data))
 
 
 class GranularityResult(_ClassicalResult):
@@ -216,8 +252,12 @@ class GranularityResult(_ClassicalResult):
 
     def table(self, column: str = "classical") -> pd.DataFrame:
         """Wide table: one row per granularity, one column per measure."""
-        t = self._table[column].unstack("measure")
-        return t[list(dict.fromkeys(self._table.index.get_level_values("measure")))]
+        col = self._table[column]
+        order = list(dict.fromkeys(col.index.get_level_values("estimand")))
+        levels = list(dict.fromkeys(col.index.get_level_values("level")))
+        t = col.unstack("estimand").loc[levels, order]
+        t.index.name, t.columns.name = "granularity", "measure"
+        return t
 
 
 def coarsen(values: np.ndarray, levels: int) -> np.ndarray:
@@ -240,10 +280,12 @@ def granularity(
     metric: str,
     target: str = "metric",
     levels: Sequence[int] | None = None,
-    rater: str | None = None,
+    raters: str | Sequence[str] | None = None,
     measures: str | Sequence[str] = "all",
-    run: str | int | None = None,
+    run: Any = None,
+    reference: Any = "first",
     kendall_variant: str = "b",
+    **legacy: Any,
 ) -> GranularityResult:
     r"""How a metric's correlation measures change with the granularity of its scores or of
     the human scores (paper 001, Sec. 4.3.1).
@@ -260,12 +302,16 @@ def granularity(
         ``levels``, the rater mean coarsened to bins.
     levels : list of int, optional
         Default for the metric: 2, 3, 5, 9, 13, 25, 50, 100.
+    raters, measures, run, reference, kendall_variant :
+        As in :func:`bayesmeta.correlations` (``rater=`` of the previous release still
+        works with a ``FutureWarning``).
 
     Returns
     -------
     GranularityResult
-        ``summary()``: index ``(granularity, measure)``, ``classical``; ``table()`` the wide
-        granularity x measure table.
+        ``summary()``: index ``(estimand, level)`` with the measure as ``estimand`` and the
+        granularity (number of distinct score values) as ``level``; ``classical``.
+        ``table()`` the wide granularity x measure table.
 
     Notes
     -----
@@ -280,11 +326,15 @@ def granularity(
     >>> g.table().shape
     (3, 12)
     """
+    _, raters = _options("granularity", legacy, None, raters, allowed=())
     names = parse_measures(measures)
     if target not in ("metric", "human"):
         raise ValueError(f"target must be 'metric' or 'human', got {target!r}.")
-    x = np.asarray(metric_scores(data, metrics=[metric], run=run).values[0], dtype=float)
-    z, label = human_score(data, trait, rater=rater)
+    validate(data, warn_missing=False)
+    x = np.asarray(select.metric_scores(data, [metric], run=run, reference=reference
+                                        ).values[0], dtype=float)
+    hs = select.human_score(data, trait, raters=raters)
+    z, label = np.asarray(hs.values.transpose("system", "item").values, dtype=float), hs.label
     xs, zs, labels = [], [], []
     if target == "metric":
         for k in (levels or (2, 3, 5, 9, 13, 25, 50, 100)):
@@ -312,11 +362,13 @@ def granularity(
     vals = np.stack([measure_draws(xv[None], zv, measures=names,
                                    kendall_variant=kendall_variant)[0, 0]
                      for xv, zv in zip(xs, zs, strict=True)])  # (L, K)
-    idx = pd.MultiIndex.from_product([labels, names], names=["granularity", "measure"])
-    table = pd.DataFrame({"classical": vals.ravel()}, index=idx)
+    idx = pd.MultiIndex.from_product([names, labels], names=["estimand", "level"])
+    table = pd.DataFrame({"classical": vals.T.ravel()}, index=idx)
     return GranularityResult(
         table, title=f"Measures against the granularity of the {target} score",
-        info={"data": _describe(data), "human": label, "metric": metric, "target": target},
+        info={"data": select.describe(data), "human": label, "metric": metric, "target": target,
+              "level": "granularity: number of distinct score values"},
+        data_hash=data_hash(data),
         extra={"values": xr.DataArray(vals, dims=("granularity", "measure"),
                                       coords={"granularity": labels, "measure": names})})
 
@@ -351,8 +403,9 @@ def granularity_simulation(
     Returns
     -------
     GranularityResult
-        ``summary()``: index ``(granularity, measure)``, ``classical`` (mean over
-        replicates) and ``replicate_sd``; granularity 0 = continuous metric.
+        ``summary()``: index ``(estimand, level)`` (measure, metric granularity; 0 =
+        continuous metric), ``classical`` (mean over replicates); ``details()``:
+        ``replicate_sd``.
 
     Examples
     --------
@@ -365,7 +418,8 @@ def granularity_simulation(
     from bayesmeta.simulate import simulate_correlation_study
 
     names = parse_measures(measures)
-    seeds = np.random.SeedSequence(random_seed).spawn(n_replicates)
+    seed = resolve_seed(random_seed)
+    seeds = np.random.SeedSequence(seed).spawn(n_replicates)
     out = []
     for s in seeds:
         sim = simulate_correlation_study(
@@ -376,17 +430,19 @@ def granularity_simulation(
                                  kendall_variant=kendall_variant)[0])
     vals = np.stack(out)  # (n_rep, L, K)
     labels = [0, *(int(k) for k in metric_levels)]
-    idx = pd.MultiIndex.from_product([labels, names], names=["granularity", "measure"])
+    idx = pd.MultiIndex.from_product([names, labels], names=["estimand", "level"])
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        table = pd.DataFrame({"classical": np.nanmean(vals, 0).ravel(),
-                              "replicate_sd": np.nanstd(vals, 0, ddof=1).ravel()}, index=idx)
+        table = pd.DataFrame({"classical": np.nanmean(vals, 0).T.ravel(),
+                              "replicate_sd": np.nanstd(vals, 0, ddof=1).T.ravel()},
+                             index=idx)
     return GranularityResult(
         table, title="Measures against metric granularity (simulation, paper 001 App. C)",
         info={"replicates": n_replicates, "human granularity": human_levels or "continuous",
               "model": ", ".join(f"{k}={v}" for k, v in model.items()) or "defaults",
-              "random_seed": random_seed},
+              "level": "granularity of the metric: number of levels (0: continuous)"},
+        random_seed=seed,
         extra={"values": xr.DataArray(vals, dims=("replicate", "granularity", "measure"),
                                       coords={"granularity": labels, "measure": names})})

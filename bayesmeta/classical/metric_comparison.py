@@ -2,13 +2,18 @@ r"""How well do metrics agree with humans, and which metric is better? The publi
 
 :func:`correlations` tabulates the correlation measures of every metric (paper 001's 12 by
 default) with a classical bootstrap interval and a Bayesian-bootstrap posterior side by side.
-:func:`compare_metrics` gives, for every pair of metrics and every measure, the permutation
-p-value of the difference (Deutsch et al. 2021) beside the posterior probability that one
-metric beats the other, and each metric's posterior rank distribution.
+:func:`compare_metrics` gives, for every pair of metrics and every measure, the difference
+of the measure with its bootstrap interval and Bayesian-bootstrap posterior, the
+permutation p-value of the difference (Deutsch et al. 2021) and the posterior probability
+that one metric beats the other, and each metric's posterior rank distribution.
+
+Both return the table shape of :mod:`bayesmeta.summaries`: the measure (or the
+difference) is the ``estimand``; p-values, probabilities and counts are in ``details()``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +21,6 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.classical._select import human_score, metric_scores
 from bayesmeta.classical.correlation import measure_draws, parse_measures
 from bayesmeta.classical.resampling import (
     bayesian_bootstrap,
@@ -25,135 +29,141 @@ from bayesmeta.classical.resampling import (
     percentile_interval,
     permutation_test,
 )
+from bayesmeta.data import select
 from bayesmeta.data.schema import validate
-from bayesmeta.results import Result, data_hash, hdi
+from bayesmeta.options import ResamplingOptions, resolve_seed
+from bayesmeta.results import Result, data_hash
+from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
+
+#: Keywords of the previous release folded into ``resampling=``.
+_RESAMPLING_KEYS = ("n_resamples", "unit", "n_permutations", "scheme", "pvalue", "n_jobs")
 
 
-def _describe(ds: xr.Dataset) -> str:
-    return ", ".join(f"{k} {v}" for k, v in ds.sizes.items()
-                     if k in ("system", "item", "rater", "trait", "metric", "run"))
+def _options(function: str, legacy: dict[str, Any], resampling: Any, raters: Any,
+             allowed: Sequence[str] = _RESAMPLING_KEYS) -> tuple[ResamplingOptions, Any]:
+    """Fold the keywords of the previous release (``rater=``, ``n_resamples=``, ``unit=``,
+    ``n_permutations=``, ``scheme=``, ``pvalue=``, ``n_jobs=``) into ``raters=`` and
+    ``resampling=``, with a ``FutureWarning`` that gives the new spelling."""
+    legacy = dict(legacy)
+    unknown = sorted(k for k in legacy if k != "rater" and k not in allowed)
+    if unknown:
+        raise TypeError(f"{function}() got unexpected keyword argument(s) "
+                        f"{', '.join(map(repr, unknown))}.")
+    if "rater" in legacy:
+        rater = legacy.pop("rater")
+        if raters is not None:
+            raise TypeError(f"{function}(): give raters=, not rater= as well.")
+        warnings.warn(f"{function}(rater={rater!r}) is deprecated; write "
+                      f"{function}(..., raters={rater!r}).", FutureWarning, stacklevel=3)
+        raters = rater
+    opts = ResamplingOptions.coerce(resampling)
+    if legacy:
+        spelled = ", ".join(f"{k}={v!r}" for k, v in legacy.items())
+        as_dict = ", ".join(f"{k!r}: {v!r}" for k, v in legacy.items())
+        warnings.warn(f"{function}({spelled}) is deprecated and will be removed in the next "
+                      f"release; write {function}(..., resampling={{{as_dict}}}).",
+                      FutureWarning, stacklevel=3)
+        opts = opts.replace(**legacy)
+        opts = ResamplingOptions.coerce(opts.as_dict())  # re-validate (and rename "inputs")
+    return opts, raters
 
 
-def _inputs(data, trait, rater, human, metrics, run):
+def _inputs(data, trait, raters, human, metrics, run, reference
+            ) -> tuple[xr.DataArray, np.ndarray, select.HumanScore]:
+    """Metric scores (metric, system, item), the human score as an (S, I) array, and its
+    description, from the one selection layer (:mod:`bayesmeta.data.select`)."""
     validate(data, warn_missing=False)
-    scores = metric_scores(data, metrics=metrics, run=run)
-    z, label = human_score(data, trait, rater=rater, human=human)
-    return scores, z, label
+    scores = select.metric_scores(data, metrics, run=run, reference=reference)
+    hs = select.human_score(data, trait, raters=raters, human=human)
+    z = np.asarray(hs.values.transpose("system", "item").values, dtype=float)
+    return scores, z, hs
 
 
-def _posterior_columns(draws: np.ndarray, ci_prob: float) -> dict[str, np.ndarray]:
-    """mean, sd, HDI over axis 0 (NaN draws dropped)."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean, sd = np.nanmean(draws, 0), np.nanstd(draws, 0)
-    flat = draws.reshape(draws.shape[0], -1)
-    lo, hi = np.full(flat.shape[1], np.nan), np.full(flat.shape[1], np.nan)
-    clean = ~np.isnan(flat).any(0)
-    if clean.any():
-        iv = hdi(flat[:, clean], ci_prob, axis=(0,))
-        lo[clean], hi[clean] = iv[:, 0], iv[:, 1]
-    for j in np.flatnonzero(~clean):  # columns with undefined draws: drop those draws
-        ok = flat[~np.isnan(flat[:, j]), j]
-        if ok.size >= 10:
-            lo[j], hi[j] = hdi(ok, ci_prob, axis=(0,))
-    shape = draws.shape[1:]
-    return {"mean": mean, "sd": sd, "hdi_low": lo.reshape(shape), "hdi_high": hi.reshape(shape)}
-
-
-class _ResamplingResult(Result):
-    """Posterior columns from the Bayesian bootstrap, not MCMC: a footer that says so."""
-
-    def __str__(self) -> str:
-        lines = super().__str__().split("\n")
-        out, skip = [], False
-        for line in lines:
-            if line.startswith("  Intervals are"):
-                out.append(f"  mean, sd, hdi_low, hdi_high: Bayesian-bootstrap posterior "
-                           f"({self.ci_prob:.0%} HDI); classical_low/high: bootstrap "
-                           f"percentile interval.")
-                skip = True
-                continue
-            if skip and line.startswith("  >= 400"):
-                skip = False
-                continue
-            out.append(line)
-        return "\n".join(out)
-
-
-class CorrelationsResult(_ResamplingResult):
+class CorrelationsResult(Result):
     """Correlation measures of metrics with a human score (see :func:`correlations`)."""
 
     def table(self, column: str = "classical") -> pd.DataFrame:
         """Wide table: one row per metric, one column per measure, values of ``column``."""
-        t = self._table[column].unstack("measure")
-        order = list(dict.fromkeys(self._table.index.get_level_values("measure")))
-        metrics = list(dict.fromkeys(self._table.index.get_level_values("metric")))
+        col = self._table[column]
+        order = list(dict.fromkeys(col.index.get_level_values("estimand")))
+        metrics = list(dict.fromkeys(col.index.get_level_values("metric")))
+        t = col.droplevel("trait").unstack("estimand")
+        t.columns.name = "measure"
         return t.loc[metrics, order]
-
-    def summary(self) -> pd.DataFrame:
-        out = super().summary()
-        out.attrs.update(classical_ci_kind=self.info.get("classical interval", ""))
-        return out
 
 
 def correlations(
     data: xr.Dataset,
     trait: str | None = None,
     *,
-    rater: str | None = None,
-    human: xr.DataArray | None = None,
     measures: str | Sequence[str] = "all",
+    raters: str | Sequence[str] | None = None,
+    human: xr.DataArray | None = None,
     metrics: Sequence[str] | None = None,
-    run: str | int | None = None,
+    run: Any = None,
+    reference: Any = "first",
     kendall_variant: str = "b",
-    n_resamples: int = 1000,
-    unit: str = "both",
-    ci_prob: float = 0.94,
+    resampling: ResamplingOptions | dict[str, Any] | None = None,
+    ci_prob: float = CI_PROB,
     random_seed: int | None = None,
     progress: bool | None = None,
-    n_jobs: int | None = None,
+    **legacy: Any,
 ) -> CorrelationsResult:
     r"""Correlation measures of every metric with a human score, classical and Bayesian.
 
     Parameters
     ----------
     data : xarray.Dataset
-        With ``score(system, item, metric, run)`` and ``rating`` (or give ``human=``).
+        With ``score(system, item, metric, run)`` and ``rating`` or ``judgment`` (or give
+        ``human=``).
     trait : str
-        The human score is this trait's mean over raters (or one rater's, with ``rater=``).
-    rater : str, optional
-    human : DataArray (system, item), optional
-        Any other human score.
+        The human score is this trait's mean over raters (or the raters named), or its
+        continuous judgment.
     measures : str or list of str
         ``"all"``: the 12 measures of paper 001 (grouping x coefficient); see
-        :func:`~bayesmeta.classical.correlation.parse_measures` (e.g. ``"global_acc_eq"``).
+        :func:`~bayesmeta.classical.correlation.parse_measures` (e.g. ``"global_acc_eq"``,
+        ``"within_system"``).
+    raters : str or list of str, optional
+        Raters whose mean is the human score (default all).
+    human : DataArray (system, item), optional
+        Any other human score, aligned to the data by labels.
     metrics : list of str, optional
         Default: all metrics.
-    run : metric run (default the first).
+    run, reference :
+        Which metric run (a label; default the first) and how several references reduce to
+        one score (:func:`bayesmeta.data.select.metric_scores`).
     kendall_variant : {"b", "c", "a"}
-    n_resamples : int
-        Bootstrap resamples and Bayesian-bootstrap draws (0 for point estimates only).
-    unit : {"both", "systems", "inputs"}
-        What the classical bootstrap resamples.
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples`` (bootstrap resamples and Bayesian-bootstrap draws; 0 for point
+        estimates only) and ``unit`` (what the classical bootstrap resamples: ``"both"``,
+        ``"systems"``, ``"items"``), ``n_jobs``.
     ci_prob : float
         Probability of the percentile interval and of the HDI.
     random_seed : int, optional
+        Seed of the bootstrap (the Bayesian bootstrap uses ``random_seed + 1``); drawn and
+        recorded in ``provenance`` when None.
 
     Returns
     -------
     CorrelationsResult
-        ``summary()``: index ``(metric, measure)``; ``classical`` (the sample measure),
-        ``classical_low`` / ``classical_high`` (percentile bootstrap interval), ``mean``,
-        ``sd``, ``hdi_low``, ``hdi_high`` (Bayesian bootstrap over systems and inputs).
-        ``table()`` gives the wide metric x measure table; ``extra["bootstrap"]`` and
-        ``extra["posterior"]`` hold the draws (dims ``resample, metric, measure``).
+        ``summary()``: index ``(estimand, trait, metric)`` with ``estimand`` the measure
+        name; ``classical`` (the sample measure), ``classical_low`` / ``classical_high``
+        (percentile bootstrap interval), ``mean``, ``sd``, ``hdi_low``, ``hdi_high``
+        (Bayesian bootstrap over systems and items, summarised by
+        :func:`bayesmeta.summaries.summarize`). ``table()`` gives the wide metric x measure
+        table; ``extra["bootstrap"]`` and ``extra["posterior"]`` hold the draws (dims
+        ``resample, metric, measure``).
 
     Notes
     -----
     Measures: :mod:`bayesmeta.classical.correlation`; bootstrap and Bayesian bootstrap:
-    :mod:`bayesmeta.classical.resampling`.
+    :mod:`bayesmeta.classical.resampling`. The keywords of the previous release
+    (``rater=``, ``n_resamples=``, ``unit=``, ``n_jobs=``) still work with a
+    ``FutureWarning``.
+
+    R equivalent: per measure, ``cor(x, z, method = "kendall")`` on the grouped data and
+    ``boot::boot.ci(..., type = "perc")``; the Bayesian bootstrap is
+    ``bayesboot::bayesboot``.
 
     References
     ----------
@@ -162,50 +172,64 @@ def correlations(
     Examples
     --------
     >>> import bayesmeta as bm
-    >>> res = bm.correlations(bm.datasets.simulated(n_metrics=3), "COH", n_resamples=100,
-    ...                       random_seed=1)
+    >>> res = bm.correlations(bm.datasets.simulated(n_metrics=3), "COH",
+    ...                       resampling={"n_resamples": 100}, random_seed=1)
     >>> res.table().shape
     (3, 12)
+    >>> res.summary().index.names
+    FrozenList(['estimand', 'trait', 'metric'])
     """
+    opts, raters = _options("correlations", legacy, resampling, raters)
+    ci_prob = check_ci_prob(ci_prob)
     names = parse_measures(measures)
-    scores, z, label = _inputs(data, trait, rater, human, metrics, run)
+    scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
+    n_resamples = opts.n_resamples
     x = np.asarray(scores.values, dtype=float) if n_resamples == 0 else scores
     point = measure_draws(np.asarray(scores.values, dtype=float), z, measures=names,
-                          kendall_variant=kendall_variant, n_jobs=n_jobs)[0]
+                          kendall_variant=kendall_variant, n_jobs=opts.n_jobs)[0]  # (M, K)
     labels = [str(m) for m in scores["metric"].values]
-    idx = pd.MultiIndex.from_product([labels, names], names=["metric", "measure"])
-    table = pd.DataFrame({"classical": point.ravel()}, index=idx)
+    idx = pd.MultiIndex.from_product([names, [hs.trait], labels],
+                                     names=["estimand", "trait", "metric"])
+    table = pd.DataFrame({"classical": point.T.ravel()}, index=idx)
     extra: dict[str, Any] = {}
-    info = {"data": _describe(data), "data_hash": data_hash(data), "human": label,
-            "measures": f"{len(names)}", "kendall": f"tau-{kendall_variant}"}
+    info = {"data": select.describe(data), "human": hs.label, "measures": f"{len(names)}",
+            "kendall": f"tau-{kendall_variant}"}
+    seed = None
+    kinds: dict[str, Any] = {}
     if n_resamples:
-        boot = bootstrap(x, z, measures=names, unit=unit, n_resamples=n_resamples,
-                         kendall_variant=kendall_variant, random_seed=random_seed,
+        seed = resolve_seed(random_seed)
+        boot = bootstrap(x, z, measures=names, unit=opts.unit, n_resamples=n_resamples,
+                         kendall_variant=kendall_variant, random_seed=seed,
                          progress=progress)
-        seed2 = None if random_seed is None else random_seed + 1
         post = bayesian_bootstrap(x, z, measures=names, n_resamples=n_resamples,
-                                  kendall_variant=kendall_variant, random_seed=seed2,
+                                  kendall_variant=kendall_variant, random_seed=seed + 1,
                                   progress=progress)
-        iv = percentile_interval(boot, ci_prob)
+        iv = percentile_interval(boot, ci_prob).transpose("ci_bound", "measure", "metric")
         table["classical_low"] = iv.sel(ci_bound="lower").values.ravel()
         table["classical_high"] = iv.sel(ci_bound="upper").values.ravel()
-        for col, v in _posterior_columns(post.values, ci_prob).items():
-            table[col] = v.ravel()
+        s = summarize(post, ci_prob=ci_prob, sample_dims=("resample",))
+        table["mean"] = s["mean"].transpose("measure", "metric").values.ravel()
+        table["sd"] = s["sd"].transpose("measure", "metric").values.ravel()
+        siv = s["interval"].transpose("ci_bound", "measure", "metric")
+        table["hdi_low"] = siv.sel(ci_bound="lower").values.ravel()
+        table["hdi_high"] = siv.sel(ci_bound="upper").values.ravel()
         extra = {"bootstrap": boot.assign_coords(metric=labels),
                  "posterior": post.assign_coords(metric=labels)}
-        info["classical interval"] = f"{ci_prob:.0%} percentile bootstrap ({unit}), " \
-                                     f"{n_resamples} resamples"
-        info["posterior"] = f"Bayesian bootstrap (Dirichlet over systems and inputs), " \
-                            f"{n_resamples} draws"
-        info["random_seed"] = random_seed
+        info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap ({opts.unit}), "
+                                      f"{n_resamples} resamples")
+        info["posterior"] = (f"Bayesian bootstrap (Dirichlet over systems and items), "
+                             f"{n_resamples} draws")
         note = calibration_note(len(scores["system"]), names)
         if note:
             info["calibration"] = note
+        kinds = {"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
+                 "posterior": "Bayesian bootstrap"}
     return CorrelationsResult(table, title="Correlation measures of metrics with humans",
-                              info=info, extra=extra, ci_prob=ci_prob)
+                              info=info, extra=extra, ci_prob=ci_prob, random_seed=seed,
+                              data_hash=data_hash(data), **kinds)
 
 
-class MetricComparisonResult(_ResamplingResult):
+class MetricComparisonResult(Result):
     """Pairwise comparison of metrics (see :func:`compare_metrics`)."""
 
     def p_beats(self, measure: str) -> pd.DataFrame:
@@ -234,50 +258,65 @@ def compare_metrics(
     data: xr.Dataset,
     trait: str | None = None,
     *,
-    rater: str | None = None,
-    human: xr.DataArray | None = None,
     measures: str | Sequence[str] = "all",
+    raters: str | Sequence[str] | None = None,
+    human: xr.DataArray | None = None,
     metrics: Sequence[str] | None = None,
-    run: str | int | None = None,
+    run: Any = None,
+    reference: Any = "first",
     kendall_variant: str = "b",
-    n_resamples: int = 1000,
-    n_permutations: int = 1000,
-    scheme: str = "both",
-    pvalue: str = "plus-one",
-    ci_prob: float = 0.94,
+    resampling: ResamplingOptions | dict[str, Any] | None = None,
+    ci_prob: float = CI_PROB,
     random_seed: int | None = None,
     progress: bool | None = None,
-    n_jobs: int | None = None,
+    **legacy: Any,
 ) -> MetricComparisonResult:
-    r"""Which metric agrees better with humans? P(A beats B), rank distributions and
-    permutation p-values, per measure.
+    r"""Which metric agrees better with humans? The difference of every measure for every
+    pair of metrics, P(A beats B), rank distributions and permutation p-values.
 
     Parameters
     ----------
-    data, trait, rater, human, measures, metrics, run, kendall_variant :
+    data, trait, measures, raters, human, metrics, run, reference, kendall_variant :
         As in :func:`correlations`.
-    n_resamples : int
-        Bayesian-bootstrap draws.
-    n_permutations : int
-        Permutations per pair (0: no tests).
-    scheme : {"both", "systems", "inputs", "both-rowcol"}
-        Permutation scheme (:mod:`bayesmeta.classical.resampling`).
-    pvalue : {"plus-one", "raw"}
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples`` (bootstrap resamples and Bayesian-bootstrap draws, at least 10),
+        ``unit`` (what the classical bootstrap resamples), ``n_permutations`` (per pair; 0:
+        no tests), ``scheme`` (``"both"``, ``"systems"``, ``"items"``, ``"both-rowcol"``,
+        see :mod:`bayesmeta.classical.resampling`), ``pvalue`` (``"plus-one"`` or
+        ``"raw"``), ``n_jobs``.
+    ci_prob : float
+    random_seed : int, optional
+        Seed of the Bayesian bootstrap and of the permutations (the classical bootstrap uses
+        ``random_seed + 1``); drawn and recorded in ``provenance`` when None.
 
     Returns
     -------
     MetricComparisonResult
-        ``summary()``: index ``(measure, metric, metric2)`` for each pair (metric before
-        metric2 in data order) with ``classical`` (observed difference of the measure),
-        ``pvalue`` (two-sided permutation test), ``p_beats`` (posterior probability that
-        ``metric`` has the higher measure), ``mean``, ``sd``, ``hdi_low``, ``hdi_high`` (the
-        posterior of the difference). ``extra``: ``p_beats`` (measure, metric, metric2),
-        ``rank_probability`` (measure, metric, rank), ``pvalue`` (measure, metric, metric2).
+        ``summary()``: index ``(estimand, measure, trait, metric, metric2)`` with estimand
+        ``"difference"``, one row per measure and pair (``metric`` before ``metric2`` in
+        data order): ``classical`` (the observed difference of the measure, ``metric``
+        minus ``metric2``), ``classical_low`` / ``classical_high`` (percentile bootstrap
+        interval of the difference), ``mean``, ``sd``, ``hdi_low``, ``hdi_high`` (its
+        Bayesian-bootstrap posterior). ``details()``: ``pvalue`` (two-sided permutation
+        test) and ``p_beats`` (posterior probability that ``metric`` has the higher
+        measure). ``extra``: ``p_beats`` (measure, metric, metric2), ``rank_probability``
+        (measure, metric, rank), ``pvalue`` (measure, metric, metric2).
 
     Notes
     -----
     :math:`P(A \succ B) = \Pr(r_A > r_B \mid \text{data}) + \tfrac12 \Pr(r_A = r_B)` over the
     Bayesian-bootstrap draws; ranks are taken within each draw (1 = highest measure).
+    ``p_beats`` is a posterior probability of an event about the difference, not an
+    estimate with its own uncertainty, so it sits in ``details()`` beside the p-value (its
+    frequentist counterpart) rather than among the estimates.
+
+    The keywords of the previous release (``rater=``, ``n_resamples=``,
+    ``n_permutations=``, ``scheme=``, ``pvalue=``, ``n_jobs=``) still work with a
+    ``FutureWarning``.
+
+    R equivalent: ``boot::boot`` of the difference of two ``cor`` values and a
+    permutation test by hand; there is no packaged equivalent of the joint rank
+    distribution.
 
     References
     ----------
@@ -287,25 +326,32 @@ def compare_metrics(
     --------
     >>> import bayesmeta as bm
     >>> res = bm.compare_metrics(bm.datasets.simulated(n_metrics=3), "COH",
-    ...                          measures="system_kendall", n_resamples=200,
-    ...                          n_permutations=99, random_seed=0)
+    ...                          measures="system_kendall",
+    ...                          resampling={"n_resamples": 200, "n_permutations": 99},
+    ...                          random_seed=0)
     >>> res.p_beats("system_kendall").shape
     (3, 3)
+    >>> list(res.details().columns)
+    ['pvalue', 'p_beats']
     """
+    opts, raters = _options("compare_metrics", legacy, resampling, raters)
+    ci_prob = check_ci_prob(ci_prob)
     names = parse_measures(measures)
-    scores, z, label = _inputs(data, trait, rater, human, metrics, run)
+    scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
     labels = [str(m) for m in scores["metric"].values]
     M = len(labels)
     if M < 2:
         raise ValueError("metrics: at least two metrics are needed to compare.")
+    n_resamples, n_permutations = opts.n_resamples, opts.n_permutations
     if n_resamples < 10:
-        raise ValueError(f"n_resamples must be at least 10 (posterior draws), got "
-                         f"{n_resamples}.")
+        raise ValueError(f"resampling: n_resamples must be at least 10 (posterior draws), "
+                         f"got {n_resamples}.")
+    seed = resolve_seed(random_seed)
     x = np.asarray(scores.values, dtype=float)
     point = measure_draws(x, z, measures=names, kendall_variant=kendall_variant,
-                          n_jobs=n_jobs)[0]
+                          n_jobs=opts.n_jobs)[0]
     post = bayesian_bootstrap(scores, z, measures=names, n_resamples=n_resamples,
-                              kendall_variant=kendall_variant, random_seed=random_seed,
+                              kendall_variant=kendall_variant, random_seed=seed,
                               progress=progress).values  # (R, M, K)
     with np.errstate(invalid="ignore"):
         gt = (post[:, :, None, :] > post[:, None, :, :]).mean(0)
@@ -315,25 +361,40 @@ def compare_metrics(
     pairs = [(a, b) for a in range(M) for b in range(a + 1, M)]
     pv = np.full((len(names), M, M), np.nan)
     if n_permutations:
-        tests = permutation_test(scores, z, pairs, measures=names, scheme=scheme,
-                                 n_permutations=n_permutations, pvalue=pvalue,
-                                 kendall_variant=kendall_variant, random_seed=random_seed,
-                                 progress=progress, n_jobs=n_jobs)
+        tests = permutation_test(scores, z, pairs, measures=names, scheme=opts.scheme,
+                                 n_permutations=n_permutations, pvalue=opts.pvalue,
+                                 kendall_variant=kendall_variant, random_seed=seed,
+                                 progress=progress, n_jobs=opts.n_jobs)
         for j, (a, b) in enumerate(pairs):
             pv[:, a, b] = pv[:, b, a] = tests["pvalue"].values[j]
+    boot = bootstrap(scores, z, measures=names, unit=opts.unit, n_resamples=n_resamples,
+                     kendall_variant=kendall_variant, random_seed=seed + 1,
+                     progress=progress).values  # (R, M, K)
     ia, ib = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
-    diff = post[:, ia, :] - post[:, ib, :]  # (R, P, K)
-    cols = _posterior_columns(diff.transpose(0, 2, 1), ci_prob)  # (K, P)
+    dims = ("resample", "pair", "measure")
+    diff = xr.DataArray(post[:, ia, :] - post[:, ib, :], dims=dims,
+                        coords={"measure": names})
+    bdiff = xr.DataArray(boot[:, ia, :] - boot[:, ib, :], dims=dims,
+                         coords={"measure": names})
+    s = summarize(diff, ci_prob=ci_prob, sample_dims=("resample",))
+    iv = percentile_interval(bdiff, ci_prob).transpose("ci_bound", "measure", "pair")
+    siv = s["interval"].transpose("ci_bound", "measure", "pair")
     idx = pd.MultiIndex.from_tuples(
-        [(n, labels[a], labels[b]) for n in names for a, b in pairs],
-        names=["measure", "metric", "metric2"])
+        [("difference", n, hs.trait, labels[a], labels[b]) for n in names for a, b in pairs],
+        names=["estimand", "measure", "trait", "metric", "metric2"])
     k_idx = np.repeat(np.arange(len(names)), len(pairs))
+    ta, tb = np.tile(ia, len(names)), np.tile(ib, len(names))
     table = pd.DataFrame({
         "classical": (point[ia, :] - point[ib, :]).T.ravel(),
-        "pvalue": pv[k_idx, np.tile(ia, len(names)), np.tile(ib, len(names))],
-        "p_beats": beats[k_idx, np.tile(ia, len(names)), np.tile(ib, len(names))],
-        **{c: v.ravel() for c, v in cols.items()},
+        "classical_low": iv.sel(ci_bound="lower").values.ravel(),
+        "classical_high": iv.sel(ci_bound="upper").values.ravel(),
+        "mean": s["mean"].transpose("measure", "pair").values.ravel(),
+        "sd": s["sd"].transpose("measure", "pair").values.ravel(),
+        "hdi_low": siv.sel(ci_bound="lower").values.ravel(),
+        "hdi_high": siv.sel(ci_bound="upper").values.ravel(),
     }, index=idx)
+    details = pd.DataFrame({"pvalue": pv[k_idx, ta, tb], "p_beats": beats[k_idx, ta, tb]},
+                           index=idx)
     coords = {"measure": names, "metric": labels, "metric2": labels}
     extra = {
         "p_beats": xr.DataArray(beats, dims=("measure", "metric", "metric2"), coords=coords),
@@ -342,15 +403,19 @@ def compare_metrics(
             coords={"measure": names, "metric": labels, "rank": np.arange(1, M + 1)}),
         "pvalue": xr.DataArray(pv, dims=("measure", "metric", "metric2"), coords=coords),
     }
-    info = {"data": _describe(data), "data_hash": data_hash(data), "human": label,
-            "measures": f"{len(names)}",
+    info = {"data": select.describe(data), "human": hs.label, "measures": f"{len(names)}",
+            "classical interval": (f"{ci_prob:.0%} percentile bootstrap ({opts.unit}), "
+                                   f"{n_resamples} resamples"),
             "posterior": f"Bayesian bootstrap, {n_resamples} draws",
-            "test": (f"permutation ({scheme}), {n_permutations} permutations, p = "
-                     + ("(b+1)/(n+1)" if pvalue == "plus-one" else "b/n"))
-            if n_permutations else "none",
-            "random_seed": random_seed}
+            "test": (f"permutation ({opts.scheme}), {n_permutations} permutations, p = "
+                     + ("(b+1)/(n+1)" if opts.pvalue == "plus-one" else "b/n"))
+            if n_permutations else "none"}
     note = calibration_note(len(scores["system"]), names)
     if note:
         info["calibration"] = note
-    return MetricComparisonResult(table, title="Pairwise comparison of metrics", info=info,
-                                  extra=extra, ci_prob=ci_prob)
+    return MetricComparisonResult(
+        table, title="Pairwise comparison of metrics", info=info, details=details,
+        extra=extra, ci_prob=ci_prob, classical_ci_kind=f"percentile bootstrap ({opts.unit})",
+        posterior="Bayesian bootstrap", random_seed=seed, data_hash=data_hash(data),
+        notes=["details(): pvalue (permutation test of the difference) and p_beats "
+               "(posterior probability that metric beats metric2)."])

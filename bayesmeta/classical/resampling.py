@@ -5,7 +5,7 @@ score Z (Deutsch, Dror & Roth, 2021, Sec. 5): both metrics are standardised over
 used, then scores are swapped between X and Y under one of the schemes
 
 * ``"systems"`` (Perm-Systems): whole rows (systems) swapped, each with probability 1/2;
-* ``"inputs"`` (Perm-Inputs): whole columns (inputs) swapped;
+* ``"items"`` (Perm-Inputs): whole columns (items; Deutsch et al.'s inputs) swapped;
 * ``"both"`` (Perm-Both as defined by Deutsch et al. 2021): every output (system, input)
   swapped independently;
 * ``"both-rowcol"``: rows swapped, then columns swapped, as nlpstats' ``permute(..., "both")``
@@ -21,20 +21,23 @@ computed on the same permutations; permutations are drawn from ``numpy.random.Ge
 streams spawned from ``random_seed``, one per pair, so results do not depend on chunking.
 A permutation whose statistic is undefined (NaN) counts as not exceeding, as in nlpstats.
 
-**Bootstrap** (Deutsch et al. 2021, Sec. 4): systems, inputs, or both resampled with
+**Bootstrap** (Deutsch et al. 2021, Sec. 4): systems, items, or both resampled with
 replacement; an output then counts :math:`a_s b_i` times (``a``, ``b`` the multinomial
 counts), which :func:`~bayesmeta.classical.correlation.measure_draws` evaluates exactly,
 without building the resampled matrices. Percentile intervals.
 
-**Bayesian bootstrap** (Rubin, 1981) over systems and inputs jointly: weights
+**Bayesian bootstrap** (Rubin, 1981) over systems and items jointly: weights
 :math:`a \sim S \cdot \text{Dirichlet}(1_S)`, :math:`b \sim I \cdot \text{Dirichlet}(1_I)`,
 output weight :math:`a_s b_i`; each measure evaluated as a functional of the weighted
 distribution gives a posterior draw, and differences of draws the posterior of every pairwise
 difference. Its calibration depends on the number of systems (App. C simulation,
 ``benchmarks/bayesian_bootstrap_coverage.py``): with 64 systems every level's 94% HDI
 covers the truth at the nominal rate; with 16 the system level still does (0.93) but the
-pooled global and input levels under-cover (0.89, 0.87) and the item level over-covers
-(0.98), see :data:`FEW_SYSTEMS`.
+pooled global and within-item levels under-cover (0.89, 0.87) and the within-system level
+over-covers (0.98), see :data:`FEW_SYSTEMS`.
+
+Unit and scheme names follow :class:`bayesmeta.options.ResamplingOptions`: ``"items"``;
+the previous ``"inputs"`` is accepted with a ``FutureWarning``.
 
 Inputs may be dask-backed: metric scores are read block by block (``metrics_per_block``), so
 the whole score array never has to be in memory at once.
@@ -58,17 +61,30 @@ from bayesmeta.classical.correlation import (
     parse_measures,
     split_measure,
 )
+from bayesmeta.summaries import CI_PROB
 
-SCHEMES = ("systems", "inputs", "both", "both-rowcol")
-UNITS = ("systems", "inputs", "both")
+SCHEMES = ("systems", "items", "both", "both-rowcol")
+UNITS = ("systems", "items", "both")
+#: Names of the previous release (Deutsch et al. say "inputs" for items).
+_RENAMED = {"inputs": "items"}
 PVALUES = ("plus-one", "raw")
 ALTERNATIVES = ("two-sided", "greater", "less")
 _BUDGET = 384 * 2**20
-#: Below this many systems the Bayesian bootstrap's input-level (and, less so, global-level)
+#: Below this many systems the Bayesian bootstrap's within-item (and, less so, global-level)
 #: 94% HDIs are too short: coverage 0.87 / 0.89 at 16 systems, 0.90 / 0.92 at 32, nominal
 #: at 64 (``benchmarks/bayesian_bootstrap_coverage.py``).
 FEW_SYSTEMS = 64
-_POOLED = ("global", "input")
+_POOLED = ("global", "within_item")
+
+
+def _renamed(name: str, value: str) -> str:
+    """``"inputs"`` -> ``"items"`` with a ``FutureWarning`` naming the argument."""
+    if value in _RENAMED:
+        warnings.warn(f"{name}={value!r} is now spelled {name}={_RENAMED[value]!r} (the data "
+                      f"dim is 'item'); the old name goes in the next release.",
+                      FutureWarning, stacklevel=4)
+        return _RENAMED[value]
+    return value
 
 
 def calibration_note(n_systems: int, measures: Sequence[str]) -> str | None:
@@ -86,12 +102,12 @@ def calibration_note(n_systems: int, measures: Sequence[str]) -> str | None:
     -------
     str or None
         A warning line when there are fewer than :data:`FEW_SYSTEMS` systems and a
-        global- or input-level measure is reported (their HDIs were measured too short in
+        global- or within-item measure is reported (their HDIs were measured too short in
         App. C simulations: Pearson, single metrics); None otherwise.
     """
     if n_systems >= FEW_SYSTEMS or not any(split_measure(m)[0] in _POOLED for m in measures):
         return None
-    return (f"{n_systems} systems: global/input-level HDIs run short (App. C simulations, "
+    return (f"{n_systems} systems: global/within-item HDIs run short (App. C simulations, "
             f"Pearson: 94% HDIs covered 0.86-0.89 at 16 systems; nominal at 64)")
 
 
@@ -131,7 +147,7 @@ def swap_masks(rng: np.random.Generator, scheme: str, n: int, shape: tuple[int, 
     S, I = shape
     if scheme == "systems":
         return np.broadcast_to((rng.random((n, S)) < 0.5)[:, :, None], (n, S, I))
-    if scheme == "inputs":
+    if scheme == "items":
         return np.broadcast_to((rng.random((n, I)) < 0.5)[:, None, :], (n, S, I))
     if scheme == "both":
         return rng.random((n, S, I)) < 0.5
@@ -169,11 +185,11 @@ class _PairBatch:
                 self.plans[g] = SwapPlan(X.reshape(B, 1, -1), Y.reshape(B, 1, -1),
                                          Z.reshape(B, 1, -1), valid.reshape(B, 1, -1), coefs,
                                          variant, min_count)
-            elif g == "input":
+            elif g == "within_item":
                 self.plans[g] = SwapPlan(X.transpose(0, 2, 1), Y.transpose(0, 2, 1),
                                          Z.transpose(0, 2, 1), valid.transpose(0, 2, 1), coefs,
                                          variant, min_count)
-            elif g == "item":
+            elif g == "within_system":
                 self.plans[g] = SwapPlan(X, Y, Z, valid, coefs, variant, min_count)
         if "system" in levels:
             vf = valid.astype(float)
@@ -202,7 +218,7 @@ class _PairBatch:
                 continue
             if g == "global":
                 m = mf.reshape(B, P, -1).transpose(0, 2, 1)[:, None]
-            elif g == "input":
+            elif g == "within_item":
                 m = mf.transpose(0, 3, 2, 1)
             else:
                 m = mf.transpose(0, 2, 3, 1)
@@ -244,8 +260,9 @@ def permutation_test(
         Metric index pairs (default: all M (M - 1) / 2 pairs ``a < b``).
     measures : str or list of str
         See :func:`~bayesmeta.classical.correlation.parse_measures` (not ``acc_eq``).
-    scheme : {"both", "systems", "inputs", "both-rowcol"}
-        What is swapped between the two metrics (module docstring).
+    scheme : {"both", "systems", "items", "both-rowcol"}
+        What is swapped between the two metrics (module docstring; ``"inputs"`` is the
+        previous name of ``"items"``).
     n_permutations : int
     alternative : {"two-sided", "greater", "less"}
         ``"greater"``: the first metric of the pair correlates more.
@@ -298,6 +315,7 @@ def permutation_test(
     if any(split_measure(n)[1] == "acc_eq" for n in names):
         raise ValueError("measures: acc_eq has no permutation test here; use the bootstrap.")
     _check_variant(kendall_variant)
+    scheme = _renamed("scheme", scheme)
     for arg, val, allowed in (("scheme", scheme, SCHEMES), ("pvalue", pvalue, PVALUES),
                               ("alternative", alternative, ALTERNATIVES)):
         if val not in allowed:
@@ -388,10 +406,11 @@ def permutation_test(
 # --------------------------------------------------------------------------- bootstrap
 def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple[int, int],
                        unit: str = "both") -> tuple[np.ndarray | None, np.ndarray | None]:
-    """System and input weights for ``n`` resamples: ``kind="bootstrap"`` (multinomial counts
+    """System and item weights for ``n`` resamples: ``kind="bootstrap"`` (multinomial counts
     of the resampled ``unit``) or ``"bayesian"`` (size times a flat Dirichlet, always
-    systems and inputs jointly). ``None`` means all ones."""
+    systems and items jointly). ``None`` means all ones."""
     S, I = shape
+    unit = _renamed("unit", unit)
     if kind == "bayesian":
         return S * rng.dirichlet(np.ones(S), size=n), I * rng.dirichlet(np.ones(I), size=n)
     if unit not in UNITS:
@@ -399,7 +418,7 @@ def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple
     a = rng.multinomial(S, np.full(S, 1.0 / S), size=n).astype(float) if unit in (
         "systems", "both") else None
     b = rng.multinomial(I, np.full(I, 1.0 / I), size=n).astype(float) if unit in (
-        "inputs", "both") else None
+        "items", "both") else None
     return a, b
 
 
@@ -407,6 +426,7 @@ def _weighted_draws(scores, human, kind, *, measures, unit, n_resamples, kendall
                     random_seed, min_count, progress, metrics_per_block):
     names = parse_measures(measures)
     _check_variant(kendall_variant)
+    unit = _renamed("unit", unit)
     source, labels, (S, I) = _metric_source(scores)
     z = _as_human_array(human, (S, I))
     rng = np.random.default_rng(random_seed)
@@ -447,14 +467,14 @@ def bootstrap(
     progress: bool | None = None,
     metrics_per_block: int | None = None,
 ) -> xr.DataArray:
-    """Bootstrap draws of the correlation measures, resampling systems, inputs or both.
+    """Bootstrap draws of the correlation measures, resampling systems, items or both.
 
     Parameters
     ----------
     scores, human : as in :func:`permutation_test`
-    unit : {"both", "systems", "inputs"}
+    unit : {"both", "systems", "items"}
         What is resampled with replacement (Deutsch et al. 2021, Boot-Systems, Boot-Inputs,
-        Boot-Both).
+        Boot-Both; ``"inputs"`` is the previous name of ``"items"``).
     n_resamples : int
     metrics_per_block : int, optional
         Metrics read and processed at once (dask-backed input is read block-wise).
@@ -504,23 +524,24 @@ def bayesian_bootstrap(
 ) -> xr.DataArray:
     r"""Bayesian-bootstrap posterior draws of the correlation measures.
 
-    System weights :math:`a \sim S\,\mathrm{Dir}(1, \dots, 1)` and input weights
+    System weights :math:`a \sim S\,\mathrm{Dir}(1, \dots, 1)` and item weights
     :math:`b \sim I\,\mathrm{Dir}(1, \dots, 1)`, independent; output (s, i) weighs
     :math:`a_s b_i`. Each draw is the measure of the weighted empirical distribution (see
     :func:`~bayesmeta.classical.correlation.measure_draws`): the posterior of the measure
-    under a flat Dirichlet process prior on systems and on inputs (Rubin, 1981). Differences
+    under a flat Dirichlet process prior on systems and on items (Rubin, 1981). Differences
     of draws between metrics are draws of the posterior of the difference.
 
     Calibration (94% HDIs against the truth of paper 001's App. C model, 400 datasets of
     100 inputs, ``benchmarks/bayesian_bootstrap_coverage.py``): with 64 systems every level
-    covers at the nominal rate (system 0.95, global 0.93, input 0.92, item 0.96); with 16
-    systems (SummEval has 17) the system level still does (0.93) but global and input
-    under-cover (0.89, 0.87: with few clusters the posterior is too narrow and the sample r
-    biased low) and the item level over-covers (0.98: product weights count within-system
-    noise twice, Owen & Eckles 2012). With fewer than :data:`FEW_SYSTEMS` systems, read
-    global- and input-level intervals as too short. For the system- and item-level
-    correlations the model-based posterior of :func:`bayesmeta.fit_correlation_model` is
-    calibrated at 17 systems (coverage 0.92-0.96); it has no global or input level.
+    covers at the nominal rate (system 0.95, global 0.93, within-item 0.92, within-system
+    0.96); with 16 systems (SummEval has 17) the system level still does (0.93) but global
+    and within-item under-cover (0.89, 0.87: with few clusters the posterior is too narrow
+    and the sample r biased low) and the within-system level over-covers (0.98: product
+    weights count within-system noise twice, Owen & Eckles 2012). With fewer than
+    :data:`FEW_SYSTEMS` systems, read global and within-item intervals as too short. For
+    the system-level and within-system correlations the model-based posterior of
+    :func:`bayesmeta.fit_correlation_model` is calibrated at 17 systems (coverage
+    0.92-0.96); it has no global or within-item level.
 
     Returns
     -------
@@ -538,7 +559,8 @@ def bayesian_bootstrap(
     >>> ds = bm.datasets.simulated(n_metrics=2)
     >>> x = ds["score"].isel(run=0).transpose("metric", "system", "item")
     >>> z = ds["rating"].sel(trait="COH").mean("rater")
-    >>> d = bayesian_bootstrap(x, z, measures="item_kendall", n_resamples=40, random_seed=0)
+    >>> d = bayesian_bootstrap(x, z, measures="within_system_kendall", n_resamples=40,
+    ...                        random_seed=0)
     >>> bool(((d > -1) & (d < 1)).all())
     True
     """
@@ -548,7 +570,7 @@ def bayesian_bootstrap(
                            metrics_per_block=metrics_per_block)
 
 
-def percentile_interval(draws: xr.DataArray, ci_prob: float = 0.94) -> xr.DataArray:
+def percentile_interval(draws: xr.DataArray, ci_prob: float = CI_PROB) -> xr.DataArray:
     """Equal-tailed percentile interval over ``resample``: a ``ci_bound`` dim
     (``lower``, ``upper``) with attrs ``ci_kind``, ``ci_prob``."""
     lo, hi = (1 - ci_prob) / 2, (1 + ci_prob) / 2
