@@ -299,8 +299,12 @@ def add_report_parsers(sub: Any) -> None:
                        help="Bayesian models: off (default), fast (a preview, stated on every "
                             "table) or full")
         p.add_argument("--fast", action="store_true", help="same as --bayes fast")
-        p.add_argument("--seed", type=int, default=None, help="random seed (drawn and "
-                                                              "recorded when not given)")
+        if p is rep:
+            p.add_argument("--seed", type=int, default=None, help="random seed (drawn and "
+                                                                  "recorded when not given)")
+        else:
+            p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the "
+                                                               "demo is reproducible)")
         p.add_argument("--resamples", type=int, default=resamples,
                        help=f"resamples and permutations of the resampling analyses "
                             f"(default {resamples})")
