@@ -530,6 +530,52 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
                          [bm.discriminative_power, bm.ranking_consistency], results, notes)
 
 
+def reference_free_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Reference-free vs reference-based metrics (paper 002): each metric's sample-level
+    correlation with the human score, the best and mean of each kind, and P(the best
+    reference-free metric beats the best reference-based one)."""
+    import bayesmeta as bm
+
+    if "score" not in ds:
+        return Skipped("the data has no metric scores (variable 'score')")
+    if "reference_based" not in ds.coords:
+        return Skipped("the metrics are not labelled reference-free or reference-based "
+                       "(metric coordinate 'reference_based'; see bm.metric_kinds)")
+    kinds = set(np.asarray(ds["reference_based"].values, dtype=bool).tolist())
+    if kinds != {True, False}:
+        return Skipped("the comparison needs both reference-free and reference-based "
+                       "metrics; the data has only one kind")
+    if not ctx.traits:
+        return Skipped("the data has no human scores (ratings or judgments)")
+    tables, figures, results, lines = [], [], [], []
+    for k, trait in enumerate(ctx.traits):
+        res = call(bm.kind_comparison, ds, trait=trait, ci_prob=ctx.ci_prob,
+                   resampling=ctx.resampling, random_seed=ctx.random_seed)
+        results.append(res)
+        frame = res.summary()
+        est = frame.index.get_level_values(0)
+        contrast = est != "correlation"
+        tables.append(block(res, ctx, f"{res.title} [{trait}]: best and mean of each kind",
+                            rows=contrast if contrast.any() and not contrast.all() else None))
+        det = res.details()
+        p_win = None
+        if "p_free_wins" in det.columns:
+            rows = det.index.get_level_values(0) == "best_free_minus_best_based"
+            vals = det.loc[rows, "p_free_wins"].dropna()
+            p_win = float(vals.iloc[0]) if len(vals) else None
+        if p_win is not None and len(lines) < 2:
+            lines.append(f"{trait}: P(best reference-free metric beats best reference-based) "
+                         f"= {p_win:.2f}.")
+        if k == 0 and "correlation" in set(est):
+            figures.append(forest(res, "correlation",
+                                  title=f"Sample-level correlation with {trait}"))
+    if len(ctx.traits) > 2:
+        lines[-1] += f" (and {len(ctx.traits) - 2} more trait(s) in the tables)"
+    return SectionOutput("Reference-free vs reference-based metrics", tables, figures,
+                         "\n".join(lines), [bm.kind_comparison, "models/reference_free.md"],
+                         results)
+
+
 def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """The Bayesian many-facet rater model: severity and thresholds by rater."""
     import bayesmeta as bm
@@ -640,6 +686,8 @@ SECTIONS: list[Section] = [
     Section("correlations", "Correlation measures", correlation_section),
     Section("metameasures", "Discriminative power and ranking consistency",
             metameasures_section),
+    Section("reference_free", "Reference-free vs reference-based metrics",
+            reference_free_section),
     Section("rater", "Rater diagnosis", rater_section, bayesian=True),
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section),
 ]
