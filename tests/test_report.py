@@ -211,6 +211,21 @@ def test_simulated_report_with_bayes_fast(evil_data):
     assert "do not report" in rep.html()
 
 
+@pytest.mark.slow
+def test_bayesian_cfa_and_loo_comparison(tiny):
+    # bayes="full" runs this; here with the fast sampler to check the plumbing
+    from bayesmeta.report import Context
+    from bayesmeta.report.sections import _cfa_syntax, cfa_bayes
+
+    traits = ["COH", "FLU"]
+    ctx = Context(traits=traits, bayes="fast", random_seed=1)
+    tables, results, line = cfa_bayes(tiny, ctx, _cfa_syntax(tiny, traits), traits)
+    assert len(tables) == 2 and len(results) == 3
+    assert "LOO comparison" in tables[1].caption
+    assert "elpd_loo" in tables[1].frame.index.get_level_values(0)
+    assert line.startswith("LOO prefers")
+
+
 # ----------------------------------------------------------------------- nlgeval files
 def _require_data() -> bool:
     return os.environ.get("BAYESMETA_REQUIRE_DATA", "") not in ("", "0", "false", "False")

@@ -623,9 +623,44 @@ def _cfa_syntax(ds: xr.Dataset, traits: list[str]) -> str:
     return "\n".join(lines)
 
 
+def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
+              ) -> tuple[list[TableBlock], list[Any], str]:
+    """The Bayesian ordinal CFA of the trait model and, with two or more traits, its LOO
+    comparison with one general factor (``bm.compare``): tables, results, a reading line."""
+    import bayesmeta as bm
+    from bayesmeta.data.select import rating_label
+
+    fit = bm.cfa(syntax, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+                 random_seed=ctx.random_seed, progress=False)
+    tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
+    results: list[Any] = [fit]
+    if len(traits) < 2:
+        return tables, results, ""
+    one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
+                                     for r in ds["rater"].values)
+    fit1 = bm.cfa(one, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+                  random_seed=ctx.random_seed, progress=False)
+    results.append(fit1)
+    comparison = bm.compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},
+                            ci_prob=ctx.ci_prob)
+    results.append(comparison)
+    tables.append(block(comparison, ctx, "LOO comparison of factor structures"))
+    det = comparison.details()
+    line = ""
+    if {"rank", "elpd_diff", "dse"} <= set(det.columns):
+        best = det["rank"].astype(float).idxmin()
+        other = det.drop(index=best)
+        if len(other):
+            d, se = float(other["elpd_diff"].iloc[0]), float(other["dse"].iloc[0])
+            line = (f"LOO prefers '{best}' by {d:.1f} elpd (se {se:.1f}); a difference is "
+                    f"worth reporting when it is several times its se.")
+    return tables, results, line
+
+
 def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
-    """Ordinal CFA: one factor per trait, each rater's ratings as indicators (WLSMV, and the
-    Bayesian ordinal CFA with ``bayes="full"``)."""
+    """Ordinal CFA: one factor per trait, each rater's ratings as indicators (WLSMV; with
+    ``bayes="full"`` also the Bayesian ordinal CFA and its LOO comparison with one general
+    factor)."""
     import bayesmeta as bm
 
     if not _has_ratings(ds):
@@ -660,11 +695,11 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     methods: list[Any] = [bm.cfa]
     notes = [f"Model (lavaan syntax): {syntax}"]
     if ctx.bayes == "full":
-        bfit = bm.cfa(syntax, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                      random_seed=ctx.random_seed, progress=False)
-        results.append(bfit)
-        tables.append(block(bfit, ctx, f"{bfit.title} (Bayesian ordinal CFA)"))
-        methods.append("models/ordinal_cfa.md")
+        b_tables, b_results, b_line = cfa_bayes(ds, ctx, syntax, traits)
+        tables += b_tables
+        results += b_results
+        methods += [bm.compare, "models/ordinal_cfa.md"]
+        reading_fit = b_line or reading_fit
     elif ctx.bayes == "fast":
         notes.append("The Bayesian ordinal CFA runs with --bayes full only (its preview is "
                      "too rough to compare with WLSMV).")
