@@ -57,6 +57,7 @@ from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
 from bayesmeta.models.true_score import reliability
 from bayesmeta.options import ResamplingOptions, SamplerOptions
+from bayesmeta.report import report
 from bayesmeta.results import Result, load
 from bayesmeta.text.corruptions import corrupt
 
@@ -104,6 +105,7 @@ __all__ = [
     "recommend_metric_set",
     "reference_choice",
     "reliability",
+    "report",
     "spearman_brown",
     "stability",
     "validate",

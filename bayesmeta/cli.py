@@ -3,7 +3,9 @@
     bayesmeta read FILE [reading options]
     bayesmeta reliability [PATH ...] [reading options] [--method kendall]
                           [--bayes [--fast] [--seed N]]
-    bayesmeta demo [--bayes [--fast] [--seed N]]
+    bayesmeta report DATA [reading options] [--trait T] [--bayes off|fast|full] [--seed N]
+                     [--resamples N] --out report.html
+    bayesmeta demo [--out bayesmeta-demo.html] [--bayes off|fast|full] [--seed N] [--text]
 
 ``read`` reads a CSV as :func:`bayesmeta.read_csv` would and prints what was read: sizes,
 the human scores and their kind, the metrics, the reference dim, the columns left out and
@@ -14,6 +16,13 @@ metric runs. With no PATH it reads the shared SummEval files when they are found
 (``$BAYESMETA_DATA``), and otherwise the built-in simulated data. ``demo`` always uses the
 built-in simulated SummEval-shaped data. ``--bayes`` adds the posterior of the true-score
 model (consistency, stability, SEM, items needed) next to the classical estimates.
+
+``report`` writes the uncertainty-aware metric report (:func:`bayesmeta.report`): one
+self-contained HTML file, one progress line per section on stderr, then where the file is
+and a short text summary on stdout. ``--trait`` picks the human traits (in ``report`` the
+long-format trait column is ``--trait-column``). ``demo`` writes the same report of the
+built-in simulated data (``--bayes off`` and 200 resamples by default, so it takes well
+under two minutes on two cores); ``demo --text`` prints the classical text tables instead.
 
 Reading options (the keywords of :func:`bayesmeta.read_csv`): ``--format``, ``--system``,
 ``--item``, ``--id``, ``--id-split``, ``--run``, ``--metrics``, ``--ratings``, ``--human``,
@@ -30,6 +39,7 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -38,8 +48,12 @@ LONG_OPTIONS = ("value", "rater", "trait", "metric", "reference")
 
 
 # ----------------------------------------------------------------------------- reading
-def add_read_arguments(parser: argparse.ArgumentParser, *, default_format: str = "wide") -> None:
-    """Add the reading options of :func:`bayesmeta.read_csv` to a (sub)command."""
+def add_read_arguments(parser: argparse.ArgumentParser, *, default_format: str = "wide",
+                       rename: dict[str, str] | None = None) -> None:
+    """Add the reading options of :func:`bayesmeta.read_csv` to a (sub)command;
+    ``rename`` gives another flag to a long-format option (``{"trait": "trait-column"}``
+    where ``--trait`` means something else)."""
+    rename = rename or {}
     g = parser.add_argument_group("reading options (see bayesmeta.read_csv)")
     g.add_argument("--format", default=default_format, choices=["wide", "long", "metriceval"],
                    help=f"table layout (default {default_format})")
@@ -66,7 +80,8 @@ def add_read_arguments(parser: argparse.ArgumentParser, *, default_format: str =
     g.add_argument("--decimal", default=".", help="decimal mark of the file (e.g. ',')")
     g.add_argument("--sep", default=",", help="field separator of the file (e.g. ';')")
     for name in LONG_OPTIONS:
-        g.add_argument(f"--{name}", default=None, help=f"long format: the {name} column")
+        g.add_argument(f"--{rename.get(name, name)}", dest=name, default=None,
+                       help=f"long format: the {name} column")
 
 
 def _pair(text: str | None, option: str) -> tuple[float, float] | None:
@@ -234,7 +249,8 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``bayesmeta`` argument parser (subcommands ``read``, ``reliability``, ``demo``)."""
+    """The ``bayesmeta`` argument parser (subcommands ``read``, ``reliability``, ``report``,
+    ``demo``)."""
     parser = argparse.ArgumentParser(prog="bayesmeta", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     read = sub.add_parser("read", help="read a CSV and print what was read")
@@ -243,8 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel = sub.add_parser("reliability", help="classical reliability and validity tables")
     rel.add_argument("paths", nargs="*", help="CSV file(s); several = repeated metric runs")
     add_read_arguments(rel, default_format="metriceval")
-    demo = sub.add_parser("demo", help="run on the built-in simulated data")
-    for p in (rel, demo):
+    add_report_parsers(sub)
+    for p in (rel,):
         p.add_argument("--method", default="kendall",
                        choices=["kendall", "spearman", "pearson"])
         p.add_argument("--bayes", action="store_true",
@@ -256,11 +272,86 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# ----------------------------------------------------------------------------- report
+DEMO_RESAMPLES = 200
+
+
+def add_report_parsers(sub: Any) -> None:
+    """The ``report`` and ``demo`` subcommands (the HTML metric report)."""
+    rep = sub.add_parser("report", help="write the uncertainty-aware metric report (HTML)")
+    rep.add_argument("paths", nargs="+", metavar="DATA",
+                     help="CSV file(s); several = repeated metric runs")
+    add_read_arguments(rep, default_format="wide", rename={"trait": "trait-column"})
+    rep.add_argument("--out", default="report.html", help="HTML file to write "
+                                                          "(default report.html)")
+    demo = sub.add_parser("demo", help="write the report of the built-in simulated data")
+    demo.add_argument("--out", default="bayesmeta-demo.html",
+                      help="HTML file to write (default bayesmeta-demo.html)")
+    demo.add_argument("--text", action="store_true",
+                      help="print the classical text tables instead of writing the report")
+    for p, resamples in ((rep, 1000), (demo, DEMO_RESAMPLES)):
+        if p is rep:
+            p.add_argument("--trait", dest="traits", action="append",
+                           help="human trait(s) to analyse (comma-separated or repeated; "
+                                "default all)")
+        p.add_argument("--bayes", nargs="?", const="full", default="off",
+                       choices=["off", "fast", "full"],
+                       help="Bayesian models: off (default), fast (a preview, stated on every "
+                            "table) or full")
+        p.add_argument("--fast", action="store_true", help="same as --bayes fast")
+        if p is rep:
+            p.add_argument("--seed", type=int, default=None, help="random seed (drawn and "
+                                                                  "recorded when not given)")
+        else:
+            p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the "
+                                                               "demo is reproducible)")
+        p.add_argument("--resamples", type=int, default=resamples,
+                       help=f"resamples and permutations of the resampling analyses "
+                            f"(default {resamples})")
+        p.add_argument("--method", default="kendall",
+                       choices=["kendall", "spearman", "pearson"])
+
+
+def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
+    """Run ``bayesmeta report`` / ``bayesmeta demo``: write the HTML report, print where it
+    is and its short text summary; one progress line per section on stderr."""
+    import bayesmeta as bm
+
+    bayes = "fast" if args.fast else args.bayes
+    if args.command == "demo":
+        from bayesmeta.data import datasets
+
+        ds = datasets.simulated()
+        source = "built-in simulated SummEval-shaped data (seed 0)"
+        traits = None
+    else:
+        ds = read_from_args(args.paths, args)
+        source = ", ".join(args.paths)
+        traits = _columns(args.traits, "--trait")
+    rep = bm.report(ds, traits=traits, bayes=bayes, random_seed=args.seed,
+                    n_resamples=args.resamples, method=args.method, source=source,
+                    progress=True)
+    path = rep.save(args.out)
+    for w in caught or []:
+        print(f"warning: {w.message}", file=sys.stderr)
+    try:
+        print(f"report written to {path.resolve()}")
+        if args.command == "demo":
+            print(f"(demo: --bayes {bayes}, {args.resamples} resamples; "
+                  f"`bayesmeta demo --bayes fast` adds the Bayesian models as a preview)")
+        print(rep.text())
+    except BrokenPipeError:  # e.g. `bayesmeta demo | head`
+        sys.stderr.close()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            if args.command == "report" or (args.command == "demo" and not args.text):
+                return report_main(args, caught)
             if args.command == "read":
                 text = describe_read(read_from_args([args.path], args), repr(args.path))
             else:
@@ -270,7 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ds, source = datasets.simulated(), "built-in simulated SummEval-shaped data"
                 else:
                     ds, source = _load(args)
-                text = _tables(ds, source, args.method, bayes=args.bayes, fast=args.fast,
+                text = _tables(ds, source, args.method, bayes=args.bayes not in (False, "off"),
+                               fast=args.fast or args.bayes == "fast",
                                seed=args.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
         for w in caught:

@@ -8,7 +8,7 @@ from bayesmeta.cli import main
 
 
 def test_demo_prints_tables(capsys):
-    assert main(["demo"]) == 0
+    assert main(["demo", "--text"]) == 0
     out = capsys.readouterr().out
     for heading in ("Metric stability", "Metric consistency", "Inter-rater agreement",
                     "Multitrait-multimethod", "Concurrent validity"):
@@ -37,7 +37,7 @@ def test_reliability_reports_bad_input(tmp_path, capsys):
 
 
 def test_demo_with_bayes_prints_posteriors_beside_classical(capsys):
-    assert main(["demo", "--bayes", "--fast", "--seed", "3"]) == 0
+    assert main(["demo", "--text", "--bayes", "--fast", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "True-score reliability" in out and "hdi_low" in out
     assert "Metric consistency (coefficient alpha)" in out

@@ -1,0 +1,149 @@
+"""The uncertainty-aware metric report: ``bm.report(data)`` -> a :class:`Report`.
+
+One section per analysis behind one interface (:class:`Section`: a function ``(data,
+context) -> SectionOutput | Skipped``), rendered to one self-contained HTML page
+(:meth:`Report.save`), shown inline in Jupyter, and summarised as text
+(:meth:`Report.text`). Nothing here runs at import; matplotlib and Jinja2 are imported when
+a report is made.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import xarray as xr
+
+from bayesmeta.report._core import (
+    BAYES_MODES,
+    Context,
+    Report,
+    Section,
+    SectionOutput,
+    SectionRun,
+    Skipped,
+    TableBlock,
+    run_sections,
+)
+from bayesmeta.report.sections import SECTIONS, default_sections
+from bayesmeta.summaries import CI_PROB, check_ci_prob
+
+__all__ = ["BAYES_MODES", "SECTIONS", "Context", "Report", "Section", "SectionOutput",
+           "SectionRun", "Skipped", "TableBlock", "default_sections", "report"]
+
+
+def report(
+    data: xr.Dataset,
+    *,
+    traits: Sequence[str] | str | None = None,
+    bayes: str = "off",
+    random_seed: int | None = None,
+    n_resamples: int = 1000,
+    method: str = "kendall",
+    ci_prob: float = CI_PROB,
+    sections: Sequence[Section | str] | None = None,
+    source: str | None = None,
+    progress: bool | None = None,
+    n_jobs: int | None = 1,
+) -> Report:
+    """The uncertainty-aware metric report of a dataset.
+
+    Runs every section (data and design, reliability, agreement, MTMM, concurrent validity,
+    correlation measures with P(A beats B), discriminative power and ranking consistency,
+    rater diagnosis, ordinal CFA) and collects their tables (classical and Bayesian side by
+    side, intervals drawn as intervals), plots, two-line readings and timings. A section
+    whose inputs the data lacks is *skipped* with the reason (no ordinal ratings: the rater
+    sections); a section that raises is shown as *failed* with the error, and the report
+    goes on. MCMC tables with ``r_hat > 1.01``, ``ess_bulk < 400`` or divergences are listed
+    at the top.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        A bayesmeta dataset (:func:`bayesmeta.read_csv`, :mod:`bayesmeta.datasets`).
+    traits : str or list of str, optional
+        Human traits to analyse (default: every trait with ratings or judgments).
+    bayes : {"off", "fast", "full"}
+        ``"off"``: classical analyses and resampling posteriors only (fast); ``"fast"``:
+        also the Bayesian models with capped draws, a preview stated on every affected
+        table; ``"full"``: the Bayesian models with full sampler settings.
+    random_seed : int, optional
+        Seed of every resampling and sampler call; drawn and recorded when not given.
+    n_resamples : int
+        Bayesian-bootstrap resamples, permutations and random trials of the resampling
+        analyses (default 1000).
+    method : {"kendall", "spearman", "pearson"}
+        Correlation of MTMM and concurrent validity.
+    ci_prob : float
+        Probability of every interval (default 0.94).
+    sections : list of Section or str, optional
+        The sections to run (keys of :data:`SECTIONS` or :class:`Section` objects, e.g. a
+        section of a later analysis); default all.
+    source : str, optional
+        How to name the data in the header (default ``data.attrs["path"]`` or ``"source"``).
+    progress : bool, optional
+        One line per section on stderr, with its time (default: when stderr is a terminal).
+    n_jobs : int or None
+        Worker processes of the resampling analyses (default 1: sections run one after
+        another, and on a small machine one worker is fastest; None: the analyses' default).
+
+    Returns
+    -------
+    Report
+        ``.save("report.html")``, ``.text()``, ``.section(key)``, ``.convergence``,
+        ``.provenance``; displays inline in Jupyter.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> ds = bm.datasets.simulated(n_systems=5, n_items=12)
+    >>> rep = bm.report(ds, sections=["data"], random_seed=1)
+    >>> rep.section("data").status
+    'ok'
+    >>> "<script" in rep.html()
+    False
+    """
+    from bayesmeta.data.select import human_traits
+    from bayesmeta.options import resolve_seed
+    from bayesmeta.results import data_hash
+
+    if not isinstance(data, xr.Dataset):
+        raise TypeError(f"data must be a bayesmeta xarray.Dataset, got {type(data).__name__}.")
+    if bayes not in BAYES_MODES:
+        raise ValueError(f"bayes must be one of {', '.join(map(repr, BAYES_MODES))}, got "
+                         f"{bayes!r}.")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 10:
+        raise ValueError(f"n_resamples must be an integer >= 10, got {n_resamples!r}.")
+    ci_prob = check_ci_prob(ci_prob)
+    kinds = human_traits(data)
+    if traits is None:
+        chosen = list(kinds)
+    else:
+        chosen = [traits] if isinstance(traits, str) else [str(t) for t in traits]
+        unknown = [t for t in chosen if t not in kinds]
+        if unknown:
+            raise ValueError(f"traits: {', '.join(map(repr, unknown))} not among the human "
+                             f"traits of the data ({', '.join(map(repr, kinds)) or 'none'}).")
+    by_key = {s.key: s for s in SECTIONS}
+    if sections is None:
+        chosen_sections = default_sections()
+    else:
+        chosen_sections = []
+        for s in sections:
+            if isinstance(s, Section):
+                chosen_sections.append(s)
+            elif s in by_key:
+                chosen_sections.append(by_key[s])
+            else:
+                raise ValueError(f"sections: unknown section {s!r}; sections are "
+                                 f"{', '.join(map(repr, by_key))}.")
+    seed = resolve_seed(random_seed)
+    src = source or str(data.attrs.get("path") or data.attrs.get("source") or "dataset")
+    ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, n_resamples=n_resamples,
+                  method=method, ci_prob=ci_prob, source=src, n_jobs=n_jobs)
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    runs = run_sections(data, ctx, chosen_sections, progress=progress)
+    sizes = {str(k): int(v) for k, v in data.sizes.items()
+             if k in ("system", "item", "rater", "trait", "metric", "run", "reference")}
+    return Report(runs, context=ctx, data_hash=data_hash(data), sizes=sizes, source=src)

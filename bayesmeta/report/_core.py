@@ -1,0 +1,438 @@
+"""The report's document object and its section interface.
+
+A section is a function ``section(data, context) -> SectionOutput | Skipped``. The report
+runs each one, times it, and turns an exception into a *failed* section that shows the error
+message instead of stopping the report. Rendering (HTML, text) is separate
+(:mod:`bayesmeta.report._render`): computing and printing stay apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import inspect
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta._version import __version__
+from bayesmeta.summaries import CI_PROB
+
+__all__ = ["BAYES_MODES", "Context", "Report", "Section", "SectionOutput", "SectionRun",
+           "Skipped", "TableBlock", "run_sections"]
+
+#: The ``bayes=`` settings of :func:`bayesmeta.report`.
+BAYES_MODES = ("off", "fast", "full")
+
+#: Convergence thresholds (Vehtari et al. 2021), the same as every printed footer.
+RHAT_MAX = 1.01
+ESS_MIN = 400
+
+
+@dataclass
+class Context:
+    """What every section gets besides the data: the report's settings.
+
+    Attributes
+    ----------
+    traits : list of str
+        The human traits analysed (default: every trait with ordinal ratings or continuous
+        judgments).
+    bayes : {"off", "fast", "full"}
+        Whether Bayesian sections run, and with which sampler settings (``"fast"``: a
+        preview with capped draws, stated on every table it produces).
+    random_seed : int
+        The seed of every resampling and sampler call (recorded in the provenance).
+    n_resamples : int
+        Resamples (Bayesian bootstrap), permutations and random trials of the resampling
+        analyses (correlation measures, discriminative power, ranking consistency).
+    method : str
+        Correlation coefficient of MTMM and concurrent validity.
+    ci_prob : float
+        Probability of every interval.
+    n_jobs : int or None
+        Worker processes of the resampling analyses (None: their default).
+    """
+
+    traits: list[str]
+    bayes: str = "off"
+    random_seed: int = 0
+    n_resamples: int = 1000
+    method: str = "kendall"
+    ci_prob: float = CI_PROB
+    source: str = ""
+    n_jobs: int | None = 1
+
+    @property
+    def resampling(self) -> dict[str, Any]:
+        """The ``resampling=`` argument of resampling analyses
+        (:class:`bayesmeta.ResamplingOptions` fields)."""
+        out: dict[str, Any] = {"n_resamples": self.n_resamples,
+                               "n_permutations": self.n_resamples}
+        if self.n_jobs is not None:
+            out["n_jobs"] = self.n_jobs
+        return out
+
+    @property
+    def coefficient(self) -> str:
+        """The coefficient of the correlation measures shown (``method``)."""
+        return self.method
+
+    @property
+    def sampling(self) -> str | None:
+        """The ``sampling=`` argument of Bayesian analyses (None when ``bayes="off"``)."""
+        return None if self.bayes == "off" else self.bayes
+
+
+@dataclass
+class TableBlock:
+    """One table of a section: a summary in the one table shape (or a plain frame) and what
+    the reader needs to interpret it."""
+
+    caption: str
+    frame: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    signature: str = ""
+    preview: bool = False
+    total_rows: int | None = None
+
+
+@dataclass
+class SectionOutput:
+    """What a section returns: tables, figures, a two-line reading, the method's doc."""
+
+    title: str
+    tables: list[TableBlock] = field(default_factory=list)
+    figures: list[Any] = field(default_factory=list)
+    reading: str = ""
+    methods: list[Callable[..., Any] | str] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Skipped:
+    """A section whose inputs the data lacks, with the reason (shown in the report)."""
+
+    reason: str
+
+
+@dataclass
+class Section:
+    """A registered section: a key, a title and the function that computes it."""
+
+    key: str
+    title: str
+    run: Callable[[xr.Dataset, Context], SectionOutput | Skipped]
+    bayesian: bool = False
+
+
+@dataclass
+class SectionRun:
+    """A section after it ran: status ``"ok"``, ``"skipped"`` or ``"failed"``."""
+
+    key: str
+    title: str
+    status: str
+    seconds: float
+    output: SectionOutput | None = None
+    reason: str = ""
+    error: str = ""
+    warnings: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+
+
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call an analysis with the keyword options it names (the report's settings are a
+    superset: e.g. ``random_seed`` for a function that draws nothing, or both
+    ``resampling=`` and the older ``n_resamples=``); nothing goes to a ``**legacy``
+    catch-all."""
+    params = inspect.signature(fn).parameters
+    named = {k for k, p in params.items() if p.kind in (
+        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    return fn(*args, **{k: v for k, v in kwargs.items() if k in named})
+
+
+def accepts(fn: Callable[..., Any], name: str) -> bool:
+    """Whether an analysis names a keyword option."""
+    return name in inspect.signature(fn).parameters
+
+
+def figure_png(fig: Any) -> str:
+    """A matplotlib figure as a base64 PNG data URI (closed afterwards)."""
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class _Progress:
+    """One line per section on stderr: through tqdm (a bar with the section's name) when it
+    is installed and stderr is a terminal, else plain lines."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled, self.bar = enabled, None
+        if enabled and getattr(sys.stderr, "isatty", lambda: False)():
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, desc="bayesmeta report", unit="section",
+                                file=sys.stderr, leave=True)
+
+    def start(self, title: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(title)
+        elif self.enabled:
+            print(f"{title} ...", file=sys.stderr, flush=True)
+
+    def done(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)
+            self.bar.update(1)
+        elif self.enabled:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section], *,
+                 progress: bool = False) -> list[SectionRun]:
+    """Run each section, timing it; an exception becomes a failed section."""
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")
+    runs = []
+    n = len(sections)
+    bar = _Progress(n, progress)
+    for k, sec in enumerate(sections, 1):
+        bar.start(f"[{k}/{n}] {sec.title}")
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = sec.run(data, context)
+                images = [figure_png(f) for f in (out.figures if isinstance(
+                    out, SectionOutput) else [])]
+            except Exception as err:  # a failing section must not stop the report
+                tb = traceback.extract_tb(err.__traceback__)
+                where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+                run = SectionRun(sec.key, sec.title, "failed", time.perf_counter() - start,
+                                 error=f"{type(err).__name__}: {err}{where}")
+                import matplotlib.pyplot as plt
+
+                plt.close("all")
+            else:
+                secs = time.perf_counter() - start
+                if isinstance(out, Skipped):
+                    run = SectionRun(sec.key, sec.title, "skipped", secs, reason=out.reason)
+                else:
+                    run = SectionRun(sec.key, sec.title, "ok", secs, output=out, images=images)
+        seen: list[str] = []
+        for w in caught:
+            text = f"{w.category.__name__}: {w.message}"
+            if text not in seen:
+                seen.append(text)
+        run.warnings = seen
+        runs.append(run)
+        tail = {"ok": "done", "skipped": f"skipped ({run.reason})",
+                "failed": f"FAILED ({run.error})"}[run.status]
+        bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
+    bar.close()
+    return runs
+
+
+def convergence_problems(runs: Sequence[SectionRun]) -> pd.DataFrame:
+    """Rows of MCMC summaries with ``r_hat > 1.01`` or ``ess_bulk < 400``, and fits with
+    divergent transitions, once per result: columns ``section``, ``table``, ``row``,
+    ``problem``, ``r_hat``, ``ess_bulk``, ``divergences``."""
+    rows = []
+    for run in runs:
+        if run.output is None:
+            continue
+        seen: set[int] = set()
+        for res in run.output.results:
+            if id(res) in seen or not hasattr(res, "summary"):
+                continue
+            seen.add(id(res))
+            title = str(getattr(res, "title", ""))
+            t = res.summary()
+            if "r_hat" in t.columns:
+                ess = t["ess_bulk"] if "ess_bulk" in t.columns else pd.Series(np.nan, t.index)
+                bad = ((t["r_hat"] > RHAT_MAX) | (ess < ESS_MIN)).to_numpy()
+                for idx, r_hat, e in zip(t.index[bad], t["r_hat"][bad], ess[bad], strict=True):
+                    what = []
+                    if r_hat > RHAT_MAX:
+                        what.append(f"r_hat {r_hat:.3f} > {RHAT_MAX}")
+                    if e < ESS_MIN:
+                        what.append(f"ess_bulk {e:.0f} < {ESS_MIN}")
+                    parts = idx if isinstance(idx, tuple) else (idx,)
+                    label = " / ".join(str(v) for v in parts if str(v) != "")
+                    rows.append((run.title, title, label, "; ".join(what), float(r_hat),
+                                 float(e), 0))
+            idata = getattr(res, "idata", None)
+            stats = getattr(idata, "sample_stats", None) if idata is not None else None
+            if stats is not None and "diverging" in stats:
+                n_div = int(np.asarray(stats["diverging"]).sum())
+                if n_div:
+                    rows.append((run.title, title, "", f"{n_div} divergent transitions",
+                                 np.nan, np.nan, n_div))
+    return pd.DataFrame(rows, columns=["section", "table", "row", "problem", "r_hat",
+                                       "ess_bulk", "divergences"])
+
+
+def convergence_by_table(problems: pd.DataFrame) -> list[dict[str, Any]]:
+    """The convergence problems grouped by result: rows flagged, worst R-hat, lowest bulk
+    ESS, divergences and a few row labels."""
+    out = []
+    for (section, table), g in problems.groupby(["section", "table"], sort=False):
+        rows = [r for r in g["row"] if r]
+        out.append({
+            "section": section, "table": table, "n_rows": len(rows),
+            "worst_r_hat": "" if g["r_hat"].isna().all() else f"{g['r_hat'].max():.3f}",
+            "min_ess": "" if g["ess_bulk"].isna().all() else f"{g['ess_bulk'].min():.0f}",
+            "divergences": int(g["divergences"].sum()),
+            "examples": ", ".join(rows[:4]) + (f", ... ({len(rows) - 4} more)"
+                                               if len(rows) > 4 else ""),
+        })
+    return out
+
+
+def _doc_summary(obj: Callable[..., Any] | str) -> tuple[str, str]:
+    """(name, first paragraph of the docstring) of a method, or (card path, "")."""
+    if isinstance(obj, str):
+        return obj, ""
+    name = f"{obj.__module__}.{obj.__qualname__}"
+    if name.startswith("bayesmeta.") and obj.__name__ in _public_names():
+        name = f"bayesmeta.{obj.__name__}"
+    doc = inspect.getdoc(obj) or ""
+    return name, doc.split("\n\n")[0].replace("\n", " ")
+
+
+def _public_names() -> set[str]:
+    import bayesmeta
+
+    return set(getattr(bayesmeta, "__all__", ()))
+
+
+class Report:
+    """The uncertainty-aware metric report: sections, their tables and plots, the
+    convergence problems and the provenance. Made by :func:`bayesmeta.report`.
+
+    ``save(path)`` writes one self-contained HTML file; in Jupyter the report displays
+    inline; ``text()`` is a short plain-text summary; ``str(report)`` is the same.
+    """
+
+    def __init__(self, runs: list[SectionRun], *, context: Context, data_hash: str,
+                 sizes: dict[str, int], source: str, title: str = "bayesmeta report") -> None:
+        self.runs = runs
+        self.context = context
+        self.title = title
+        self.source = source
+        self.sizes = dict(sizes)
+        self.created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        self.provenance = {
+            "bayesmeta": __version__,
+            "data_hash": data_hash,
+            "random_seed": int(context.random_seed),
+            "bayes": context.bayes,
+            "n_resamples": int(context.n_resamples),
+            "ci_prob": float(context.ci_prob),
+        }
+        if context.bayes != "off":
+            from bayesmeta.options import SamplerOptions
+
+            opts = SamplerOptions.coerce(context.bayes).resolve()
+            self.provenance["sampler"] = {k: v for k, v in dataclasses.asdict(opts).items()
+                                          if v is not None}
+        self.convergence = convergence_problems(runs)
+
+    # ------------------------------------------------------------------ access
+    def section(self, key: str) -> SectionRun:
+        """The section run with this key (``"data"``, ``"reliability"``, ...)."""
+        for run in self.runs:
+            if run.key == key:
+                return run
+        raise KeyError(f"no section {key!r}; sections are "
+                       f"{', '.join(repr(r.key) for r in self.runs)}.")
+
+    def signature(self) -> str:
+        """The provenance as one line (as sacrebleu and :meth:`Result.signature` do)."""
+        p = self.provenance
+        parts = [f"bayesmeta:{p['bayesmeta']}", f"data:{p['data_hash']}",
+                 f"seed:{p['random_seed']}", f"bayes:{p['bayes']}",
+                 f"resamples:{p['n_resamples']}", f"ci:{p['ci_prob']:g}"]
+        if "sampler" in p:
+            s = p["sampler"]
+            parts.append(f"sampler:{s.get('sampler')}-{s.get('chains')}x{s.get('draws')}"
+                         f"+{s.get('tune')}" + ("-fast" if s.get("fast") else ""))
+        return "|".join(parts)
+
+    # ------------------------------------------------------------------ output
+    def html(self, *, standalone: bool = True) -> str:
+        """The report as HTML: a whole self-contained page, or (``standalone=False``) a
+        fragment for Jupyter."""
+        from bayesmeta.report._render import render_html
+
+        return render_html(self, standalone=standalone)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the self-contained HTML file; returns its path."""
+        path = Path(path)
+        path.write_text(self.html(), encoding="utf-8")
+        return path
+
+    def _repr_html_(self) -> str:
+        return self.html(standalone=False)
+
+    def text(self) -> str:
+        """A short plain-text summary: data, settings, each section's status and reading,
+        convergence problems."""
+        sizes = " x ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in self.sizes.items())
+        lines = [f"{self.title}: {self.source}", f"  data: {sizes}",
+                 f"  signature: {self.signature()}"]
+        if self.context.bayes == "fast":
+            lines.append("  --bayes fast: a preview with few draws; do not report its numbers.")
+        n_bad = len(self.convergence)
+        lines.append("  convergence: " + ("no problems" if n_bad == 0 else
+                                          f"{n_bad} problem(s) flagged at the top of the report"))
+        lines.append("")
+        width = max(len(r.title) for r in self.runs) if self.runs else 0
+        for run in self.runs:
+            head = f"  {run.title:<{width}}  {run.status:<7} {run.seconds:6.1f} s"
+            if run.status == "ok" and run.output is not None and run.output.reading:
+                first = run.output.reading.split("\n")[0]
+                lines.append(f"{head}  {first}")
+            elif run.status == "skipped":
+                lines.append(f"{head}  {run.reason}")
+            elif run.status == "failed":
+                lines.append(f"{head}  {run.error}")
+            else:
+                lines.append(head)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        counts = {s: sum(r.status == s for r in self.runs) for s in ("ok", "skipped", "failed")}
+        return (f"<Report: {self.source} ({counts['ok']} sections, {counts['skipped']} "
+                f"skipped, {counts['failed']} failed)>")

@@ -1,0 +1,212 @@
+"""HTML rendering of a :class:`~bayesmeta.report.Report`: one self-contained page.
+
+Everything that comes from data (system, metric, rater names, error messages) reaches the
+page through Jinja2's autoescaping; the only markup built here is the inline SVG of the
+interval bars, made from numbers alone. Plots are inline PNG data URIs; the page has no
+script and no external resource, and prints cleanly (print CSS).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayesmeta.report._core import (
+    ESS_MIN,
+    RHAT_MAX,
+    Report,
+    TableBlock,
+    _doc_summary,
+    convergence_by_table,
+)
+from bayesmeta.report._template import CSS, TEMPLATE
+
+#: Rows shown per table (the rest is counted under the table).
+MAX_ROWS = 60
+
+_BAR_W, _BAR_H = 150, 16
+
+
+def _jinja() -> Any:
+    try:
+        import jinja2
+    except ImportError as err:  # pragma: no cover - jinja2 is a dependency
+        raise ImportError("the HTML report needs jinja2: pip install jinja2 (a dependency of "
+                          "bayesmeta).") from err
+    return jinja2
+
+
+def _fmt(col: str, v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, bool | np.bool_):
+        return str(bool(v))
+    if isinstance(v, int | np.integer):
+        return str(int(v))
+    if isinstance(v, float | np.floating):
+        if col in ("ess_bulk", "ess_tail"):
+            return f"{v:.0f}"
+        if not math.isfinite(v):
+            return str(v)
+        return f"{v:.3f}" if abs(v) < 1e4 else f"{v:.4g}"
+    return str(v)
+
+
+def _x(v: float, lo: float, hi: float) -> float:
+    """Position on the bar; values off the common scale are clipped to its ends."""
+    return 4 + (min(max(v, lo), hi) - lo) / (hi - lo) * (_BAR_W - 8)
+
+
+def interval_bar(row: pd.Series, lo: float, hi: float) -> str:
+    """Inline SVG of one row's intervals on a common scale: the classical interval in
+    orange (estimate: cross), the posterior interval in blue (mean: dot); zero dotted.
+    Built from numbers only."""
+    parts = [f'<svg class="bar" width="{_BAR_W}" height="{_BAR_H}" viewBox="0 0 {_BAR_W} '
+             f'{_BAR_H}" role="img">']
+    if lo < 0 < hi:
+        z = _x(0.0, lo, hi)
+        parts.append(f'<line x1="{z:.1f}" y1="0" x2="{z:.1f}" y2="{_BAR_H}" stroke="#999" '
+                     f'stroke-dasharray="2,2"/>')
+
+    def seg(a_key: str, b_key: str, mid_key: str, y: float, color: str, dot: bool) -> None:
+        a, b, m = (row.get(k, np.nan) for k in (a_key, b_key, mid_key))
+        if all(isinstance(v, float | int | np.floating) and math.isfinite(v) for v in (a, b)):
+            parts.append(f'<line x1="{_x(a, lo, hi):.1f}" y1="{y}" x2="{_x(b, lo, hi):.1f}" '
+                         f'y2="{y}" stroke="{color}" stroke-width="2.5"/>')
+        if isinstance(m, float | int | np.floating) and math.isfinite(m):
+            x = _x(m, lo, hi)
+            if dot:
+                parts.append(f'<circle cx="{x:.1f}" cy="{y}" r="3" fill="{color}"/>')
+            else:
+                parts.append(f'<path d="M{x - 3:.1f} {y - 3} l6 6 M{x - 3:.1f} {y + 3} l6 -6" '
+                             f'stroke="{color}" stroke-width="1.5"/>')
+
+    seg("classical_low", "classical_high", "classical", 5, "#d9730d", False)
+    seg("hdi_low", "hdi_high", "mean", 11, "#1f5fa8", True)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _scales(frame: pd.DataFrame) -> dict[Any, tuple[float, float]]:
+    """A common axis per estimand (first index level), from every interval and estimate."""
+    cols = [c for c in ("classical", "classical_low", "classical_high", "mean", "hdi_low",
+                        "hdi_high") if c in frame.columns]
+    if not cols or not any(c.endswith(("_low", "_high")) for c in cols):
+        return {}
+    key = frame.index.get_level_values(0)
+    out = {}
+    for est in pd.unique(key):
+        vals = frame.loc[key == est, cols].to_numpy(dtype=float)
+        vals = vals[np.isfinite(vals)]
+        if vals.size == 0:
+            continue
+        lo, hi = float(vals.min()), float(vals.max())
+        if vals.size >= 20:  # one wild interval must not squash every other bar
+            q_lo, q_hi = np.quantile(vals, [0.02, 0.98])
+            spread = q_hi - q_lo
+            lo, hi = max(lo, q_lo - 0.5 * spread), min(hi, q_hi + 0.5 * spread)
+        if hi - lo < 1e-12:
+            lo, hi = lo - 0.5, hi + 0.5
+        pad = 0.04 * (hi - lo)
+        out[est] = (lo - pad, hi + pad)
+    return out
+
+
+def table_view(block: TableBlock) -> dict[str, Any]:
+    """A table as the template wants it: header, rows of (labels, cells, bar), notes."""
+    _jinja()
+    from markupsafe import Markup
+
+    frame = block.frame
+    index_names = [str(n) if n is not None else "" for n in frame.index.names]
+    if len(frame.index.names) == 1 and frame.index.names[0] is None and isinstance(
+            frame.index, pd.RangeIndex):
+        index_names = []
+    columns = [str(c) for c in frame.columns]
+    scales = _scales(frame)
+    flagged_r = frame["r_hat"] > RHAT_MAX if "r_hat" in frame.columns else None
+    flagged_e = frame["ess_bulk"] < ESS_MIN if "ess_bulk" in frame.columns else None
+    rows = []
+    shown = frame.iloc[:MAX_ROWS]
+    for k, (idx, r) in enumerate(shown.iterrows()):
+        labels = list(idx) if isinstance(idx, tuple) else ([idx] if index_names else [])
+        cells = []
+        for c in frame.columns:
+            bad = (c == "r_hat" and flagged_r is not None and bool(flagged_r.iloc[k])) or (
+                c == "ess_bulk" and flagged_e is not None and bool(flagged_e.iloc[k]))
+            cells.append({"text": _fmt(str(c), r[c]), "bad": bad,
+                          "num": pd.api.types.is_number(r[c])})
+        est = labels[0] if labels else None
+        bar = ""
+        if est in scales:
+            bar = Markup(interval_bar(r, *scales[est]))
+        rows.append({"labels": [str(v) for v in labels], "cells": cells, "bar": bar})
+    notes = list(block.notes)
+    total = block.total_rows if block.total_rows is not None else len(frame)
+    if total > len(shown):
+        notes.append(f"showing the first {len(shown)} of {total} rows; the full table is the "
+                     f"summary() of the result named in this section's method.")
+    a = frame.attrs
+    if "classical_low" in frame.columns and a.get("classical_ci_kind"):
+        notes.append(f"classical_low/high: {float(a.get('classical_ci_prob', np.nan)):.0%} "
+                     f"{a['classical_ci_kind']} interval (orange bar; cross = estimate).")
+    if "hdi_low" in frame.columns:
+        kind = a.get("ci_kind") or "hdi"
+        kind = "highest-density interval" if kind == "hdi" else f"{kind} interval"
+        notes.append(f"mean, sd, hdi_low/high: posterior; {float(a.get('ci_prob', np.nan)):.0%} "
+                     f"{kind} (blue bar; dot = mean).")
+    if "r_hat" in frame.columns:
+        notes.append(f"r_hat <= {RHAT_MAX} and ess_bulk >= {ESS_MIN} mean the chains agree "
+                     f"and the summary is precise enough to report (red: not met).")
+    return {"caption": block.caption, "index_names": index_names, "columns": columns,
+            "rows": rows, "notes": notes, "signature": block.signature,
+            "preview": block.preview, "has_bar": bool(scales)}
+
+
+def render_html(report: Report, *, standalone: bool = True) -> str:
+    """The report as one HTML page (or a fragment for Jupyter)."""
+    jinja2 = _jinja()
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    template = env.from_string(TEMPLATE)
+    sections = []
+    for run in report.runs:
+        item: dict[str, Any] = {"key": run.key, "title": run.title, "status": run.status,
+                                "seconds": f"{run.seconds:.1f}", "reason": run.reason,
+                                "error": run.error, "warnings": run.warnings,
+                                "images": run.images, "tables": [], "reading": [],
+                                "methods": [], "notes": []}
+        if run.output is not None:
+            item["tables"] = [table_view(b) for b in run.output.tables]
+            item["reading"] = [ln for ln in run.output.reading.split("\n") if ln.strip()]
+            item["methods"] = [_doc_summary(m) for m in run.output.methods]
+            item["notes"] = run.output.notes
+        sections.append(item)
+    conv = report.convergence
+    p = report.provenance
+    settings = [("bayesmeta version", p["bayesmeta"]), ("data", report.source),
+                ("data hash", p["data_hash"]), ("random seed", str(p["random_seed"])),
+                ("Bayesian analyses", {"off": "off (classical only; run with --bayes fast "
+                                              "or full for posteriors)",
+                                       "fast": "fast: PREVIEW with capped draws; do not "
+                                               "report these numbers",
+                                       "full": "full sampler settings"}[p["bayes"]]),
+                ("resamples / permutations", str(p["n_resamples"])),
+                ("interval probability", f"{p['ci_prob']:.0%}"),
+                ("traits", ", ".join(report.context.traits) or "none"),
+                ("created", report.created)]
+    if "sampler" in p:
+        s = p["sampler"]
+        settings.append(("sampler", ", ".join(f"{k}={v}" for k, v in s.items())))
+    return template.render(
+        standalone=standalone, css=CSS, title=report.title, source=report.source,
+        sizes=" x ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in report.sizes.items()),
+        settings=settings, signature=report.signature(), sections=sections,
+        convergence=conv.to_dict("records"), conv_groups=convergence_by_table(conv),
+        fast=p["bayes"] == "fast",
+        counts={s: sum(r.status == s for r in report.runs) for s in ("ok", "skipped",
+                                                                      "failed")},
+    )

@@ -1,0 +1,733 @@
+"""The report's sections. Each is ``section(data, context) -> SectionOutput | Skipped``.
+
+A section calls bayesmeta's public analyses, puts their summaries (the one table shape:
+classical and Bayesian side by side) in tables, draws its plots with :mod:`bayesmeta.plots`,
+and writes a two-line reading in plain language. A section returns :class:`Skipped` with
+the reason when the data lacks its inputs (no ordinal ratings, one system, ...). New
+analyses plug in by adding a :class:`~bayesmeta.report.Section` to :data:`SECTIONS` (or
+passing ``sections=`` to :func:`bayesmeta.report`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta.report._core import (
+    Context,
+    Section,
+    SectionOutput,
+    Skipped,
+    TableBlock,
+    accepts,
+    call,
+)
+
+__all__ = ["SECTIONS", "default_sections"]
+
+#: Rows of a forest plot (the first estimand only beyond that).
+FOREST_ROWS = 40
+
+
+# ----------------------------------------------------------------------------- helpers
+def _n(ds: xr.Dataset, dim: str) -> int:
+    return int(ds.sizes.get(dim, 0))
+
+
+def _has_ratings(ds: xr.Dataset) -> bool:
+    return "rating" in ds and _n(ds, "rater") >= 1
+
+
+def _rating_traits(ds: xr.Dataset, ctx: Context) -> list[str]:
+    from bayesmeta.data.select import human_traits
+
+    kinds = human_traits(ds)
+    return [t for t in ctx.traits if kinds.get(t) == "rating"]
+
+
+def _no_ratings_reason(ds: xr.Dataset) -> str:
+    if "judgment" in ds:
+        return ("the data has continuous human scores (variable 'judgment', e.g. averages "
+                "over annotators) and no ordinal ratings by rater")
+    return "the data has no ordinal ratings by rater (variable 'rating')"
+
+
+def _estimate_column(frame: pd.DataFrame) -> str | None:
+    for c in ("mean", "classical"):
+        if c in frame.columns and frame[c].notna().any():
+            return c
+    return None
+
+
+def _label(idx: Any) -> str:
+    """A row's design labels (after the estimand) joined with " / "."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return " / ".join(str(p) for p in parts[1:] if str(p) != "") or str(parts[0])
+
+
+def heatmap(frame: pd.DataFrame, rows: str, cols: str, title: str, *,
+            vmin: float = -1.0, vmax: float = 1.0) -> Any:
+    """Heatmap of one estimate column of a table, ``rows`` x ``cols`` index levels (the
+    first estimand only)."""
+    import matplotlib.pyplot as plt
+
+    est = frame.index.get_level_values(0)
+    sub = frame[est == est[0]]
+    col = _estimate_column(sub)
+    if col is None or rows not in sub.index.names or cols not in sub.index.names:
+        return None
+    mat = sub[col].groupby(level=[rows, cols], sort=False).first().unstack(cols)
+    h = max(3.0, 0.25 * mat.shape[0] + 1.5)
+    w = max(4.0, 0.5 * mat.shape[1] + 3.5)
+    fig, ax = plt.subplots(figsize=(w, h))
+    im = ax.imshow(mat.to_numpy(dtype=float), cmap="RdBu_r", vmin=vmin, vmax=vmax,
+                   aspect="auto")
+    ax.set_yticks(np.arange(mat.shape[0]))
+    ax.set_yticklabels([str(v) for v in mat.index], fontsize=7)
+    ax.set_xticks(np.arange(mat.shape[1]))
+    ax.set_xticklabels([str(v) for v in mat.columns], rotation=45, ha="right", fontsize=7)
+    if mat.size <= 400:
+        for (i, j), v in np.ndenumerate(mat.to_numpy(dtype=float)):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if abs(v) > 0.6 * max(abs(vmin), abs(vmax)) else "black")
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(im, ax=ax, label=col)
+    fig.tight_layout()
+    return fig
+
+
+def _interval(row: pd.Series) -> str:
+    for lo, hi in (("hdi_low", "hdi_high"), ("classical_low", "classical_high")):
+        if lo in row and pd.notna(row[lo]) and pd.notna(row[hi]):
+            return f" [{row[lo]:.2f}, {row[hi]:.2f}]"
+    return ""
+
+
+def extremes(frame: pd.DataFrame, estimand: str | None = None, *, what: str = "",
+             higher: str = "highest", lower: str = "lowest") -> str:
+    """One plain-language line naming the rows with the highest and lowest estimate of an
+    estimand, with their intervals."""
+    if frame.empty:
+        return ""
+    est = frame.index.get_level_values(0)
+    if estimand is None:
+        estimand = str(est[0])
+    sub = frame[est == estimand]
+    col = _estimate_column(sub)
+    if col is None or sub[col].notna().sum() == 0:
+        return ""
+    s = sub[col].astype(float)
+    top, bottom = s.idxmax(), s.idxmin()
+    name = what or estimand
+    line = (f"{name}: {higher} {_label(top)} {s[top]:.2f}{_interval(sub.loc[top])}")
+    if bottom != top:
+        line += f"; {lower} {_label(bottom)} {s[bottom]:.2f}{_interval(sub.loc[bottom])}"
+    return line + "."
+
+
+def block(result: Any, ctx: Context, caption: str | None = None, *,
+          rows: Any = None) -> TableBlock:
+    """A result's summary as a table block (optionally a subset of its rows), marked as a
+    preview when it comes from a ``bayes="fast"`` fit."""
+    frame = result.summary()
+    attrs = dict(frame.attrs)
+    total = len(frame)
+    if rows is not None:
+        frame = frame[rows]
+        frame.attrs = attrs
+    prov = getattr(result, "provenance", {}) or {}
+    mcmc = "r_hat" in frame.columns or "sampler" in prov
+    preview = bool(int(prov.get("fast", 0) or 0)) or (ctx.bayes == "fast" and mcmc)
+    notes = []
+    if rows is not None and len(frame) < total:
+        notes.append(f"{len(frame)} of the result's {total} rows shown here.")
+    if preview:
+        notes.append("--bayes fast: a preview with capped draws; rerun with --bayes full "
+                     "before reporting these numbers.")
+    return TableBlock(caption or getattr(result, "title", ""), frame, notes=notes,
+                      signature=result.signature() if hasattr(result, "signature") else "",
+                      preview=preview, total_rows=len(frame))
+
+
+def plain(frame: pd.DataFrame, caption: str, notes: list[str] | None = None) -> TableBlock:
+    """A plain table (no estimates), e.g. sizes or missing counts."""
+    return TableBlock(caption, frame, notes=list(notes or []))
+
+
+def forest(result: Any, estimand: str | None = None, title: str | None = None) -> Any:
+    """Forest plot (classical and posterior intervals) of one estimand of a result."""
+    from bayesmeta.plots import plot_forest
+    from bayesmeta.results import TableView
+
+    table = result.summary()
+    est = table.index.get_level_values(0)
+    estimand = str(est[0]) if estimand is None else estimand
+    sub = table[est == estimand].iloc[:FOREST_ROWS].copy()
+    sub.index = pd.Index([_label(i) for i in sub.index])
+    view = TableView(sub, title or f"{result.title}: {estimand}", result.ci_prob)
+    return plot_forest(view).figure
+
+
+def _estimands(result: Any) -> list[str]:
+    return [str(e) for e in pd.unique(result.summary().index.get_level_values(0))]
+
+
+# ----------------------------------------------------------------------------- sections
+def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
+    """Sizes, human scores and their kind, metrics, missing counts, what the reader left
+    out."""
+    import matplotlib.pyplot as plt
+
+    from bayesmeta.data import missing_report, read_report
+    from bayesmeta.data.select import human_score, human_traits
+
+    sizes = pd.DataFrame({"size": {str(k): int(v) for k, v in ds.sizes.items()
+                                   if k in ("system", "item", "rater", "trait", "metric", "run",
+                                            "reference")}})
+    sizes.index.name = "dim"
+    kinds = human_traits(ds)
+    human = pd.DataFrame({"kind": {t: ("ordinal ratings (mean over raters)" if k == "rating"
+                                       else "continuous judgment") for t, k in kinds.items()}})
+    human.index.name = "trait"
+    tables = [plain(sizes, "Sizes"), plain(human, "Human scores")]
+    per_system = {}
+    for var in ("rating", "judgment", "score"):
+        if var in ds:
+            other = [d for d in ds[var].dims if d not in ("system", "item")]
+            seen = ds[var].notnull().any(other) if other else ds[var].notnull()
+            per_system[f"items with {var}s"] = seen.sum("item").to_series().astype(int)
+    if per_system:
+        systems = pd.DataFrame(per_system)
+        systems.index = systems.index.astype(str)
+        systems.index.name = "system"
+        tables.append(plain(systems, "Systems"))
+    miss = missing_report(ds)
+    n_missing = int(miss["missing"].sum()) if len(miss) else 0
+    n_total = int(miss["total"].sum()) if len(miss) else 0
+    shown = miss[miss["missing"] > 0].set_index(["variable", "label"])
+    if len(shown):
+        tables.append(plain(shown, "Missing values (variables with any)"))
+    notes = []
+    rr = read_report(ds)
+    left = rr[rr["role"] == "left out"] if len(rr) else rr
+    if len(left):
+        tables.append(plain(left.set_index("column"), "Columns the reader left out, and why"))
+    elif len(rr):
+        notes.append("The reader used every column of the file.")
+    else:
+        notes.append("The data did not come from a file (no reader log).")
+    fig = None
+    traits = [t for t in ctx.traits if t in kinds][:8]
+    if traits:
+        fig, ax = plt.subplots(figsize=(6.5, 2.8))
+        values = []
+        for t in traits:
+            v = np.asarray(human_score(ds, t).values, dtype=float).ravel()
+            values.append(v[np.isfinite(v)])
+        ax.boxplot(values, vert=False, showmeans=True)
+        ax.set_yticks(np.arange(1, len(traits) + 1))
+        ax.set_yticklabels(traits, fontsize=8)
+        ax.set_xlabel("human score per output")
+        ax.set_title("Human scores by trait (triangle: mean)", fontsize=10)
+        fig.tight_layout()
+    frac = n_missing / n_total if n_total else 0.0
+    reading = (f"{_n(ds, 'system')} systems x {_n(ds, 'item')} items; {len(kinds)} human "
+               f"trait(s) ({', '.join(sorted(set(kinds.values()))) or 'none'}), "
+               f"{_n(ds, 'metric')} metric(s), {_n(ds, 'run')} run(s).\n"
+               f"{frac:.1%} of the human and metric values are missing; the reader left out "
+               f"{len(left)} column(s).")
+    return SectionOutput("Data and design", tables, [fig] if fig is not None else [], reading,
+                         [missing_report, read_report], notes=notes)
+
+
+def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Consistency (internal consistency of system means over items), stability over runs,
+    and under ``bayes`` the true-score model with its decision study."""
+    import bayesmeta as bm
+
+    if _n(ds, "system") < 2:
+        return Skipped(f"reliability of system means needs at least 2 systems; the data has "
+                       f"{_n(ds, 'system')}")
+    if "score" not in ds and not _has_ratings(ds):
+        return Skipped("the data has no metric scores and no ordinal ratings")
+    tables, figures, results, methods = [], [], [], [bm.consistency]
+    cons = call(bm.consistency, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed,
+                resampling=ctx.resampling)
+    results.append(cons)
+    tables.append(block(cons, ctx))
+    figures.append(forest(cons))
+    reading = [extremes(cons.summary(), what="Consistency (system means over items)",
+                        higher="most consistent", lower="least consistent")]
+    if "score" in ds and _n(ds, "run") >= 2:
+        stab = call(bm.stability, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+        results.append(stab)
+        methods.append(bm.stability)
+        tables.append(block(stab, ctx))
+        reading.append(extremes(stab.summary(), what="Stability over runs",
+                                higher="most stable", lower="least stable"))
+    else:
+        reading.append("Stability over repeated runs is not computed: the metrics have one run.")
+    notes = []
+    if ctx.bayes != "off" and "score" in ds:
+        rel = call(bm.reliability, ds, ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+                   random_seed=ctx.random_seed, progress=False)
+        results.append(rel)
+        methods += [bm.reliability, "models/true_score.md"]
+        frame = rel.summary()
+        est = frame.index.get_level_values(0)
+        key = np.isin(est, ["consistency", "stability", "sem"])
+        tables.append(block(rel, ctx, f"{rel.title}: consistency, stability, SEM",
+                            rows=key if key.any() and not key.all() else None))
+        posterior = extremes(frame, "consistency" if "consistency" in set(est) else None,
+                             what="Posterior consistency", higher="most consistent",
+                             lower="least consistent")
+        reading[0] = posterior or reading[0]  # two lines: the posterior says more
+        try:
+            dstudy = rel.decision_study()
+        except Exception as err:  # the curve is optional; the posterior table stands
+            notes.append(f"Decision study not drawn: {type(err).__name__}: {err}")
+        else:
+            from bayesmeta.plots import plot_decision_curve
+
+            results.append(dstudy)
+            shown = [str(m) for m in ds["metric"].values][:6]
+            figures.append(plot_decision_curve(dstudy, variables=shown, n_runs=[1]).figure)
+            notes.append(f"The decision-study curve shows the first {len(shown)} metrics with "
+                         f"one run; rel.decision_study().summary() has every variable.")
+    elif ctx.bayes == "off":
+        notes.append("The Bayesian true-score model (bm.reliability: posterior consistency, "
+                     "stability, decision-study curve) runs with --bayes fast or full.")
+    return SectionOutput("Reliability", tables, figures,
+                         "\n".join(r for r in reading if r), methods, results, notes)
+
+
+def agreement_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Inter-rater agreement (Krippendorff's alpha, ICC) per trait."""
+    import bayesmeta as bm
+
+    if not _has_ratings(ds):
+        return Skipped(_no_ratings_reason(ds))
+    if _n(ds, "rater") < 2:
+        return Skipped(f"agreement needs at least 2 raters; the data has {_n(ds, 'rater')}")
+    traits = _rating_traits(ds, ctx) or None
+    res = call(bm.agreement, ds, traits=traits, ci_prob=ctx.ci_prob,
+               random_seed=ctx.random_seed)
+    first = _estimands(res)[0]
+    reading = extremes(res.summary(), what=f"Agreement ({first})", higher="highest",
+                       lower="lowest")
+    reading += ("\nValues near 1 mean the raters are interchangeable; below about 0.67 "
+                "(Krippendorff) conclusions from single raters are tentative.")
+    return SectionOutput("Agreement between raters", [block(res, ctx)], [forest(res)], reading,
+                         [bm.agreement], [res])
+
+
+def _split_label(label: str) -> tuple[str, str]:
+    rater, _, trait = str(label).rpartition(".")
+    return rater, trait
+
+
+def _mtmm_heatmap(frame: pd.DataFrame, title: str) -> Any:
+    """Heatmap of the MTMM correlations (reliabilities on the diagonal) from its table."""
+    import matplotlib.pyplot as plt
+
+    est = frame.index.get_level_values(0)
+    corr = frame[est == "correlation"]
+    if corr.empty or corr.index.nlevels < 3:
+        return None
+    col = _estimate_column(corr) or "classical"
+    a = corr.index.get_level_values(1).astype(str)
+    b = corr.index.get_level_values(2).astype(str)
+    labels = list(dict.fromkeys([*a, *b]))
+    pos = {v: k for k, v in enumerate(labels)}
+    mat = np.full((len(labels), len(labels)), np.nan)
+    for x, y, v in zip(a, b, corr[col].to_numpy(dtype=float), strict=True):
+        mat[pos[x], pos[y]] = mat[pos[y], pos[x]] = v
+    diag = frame[est != "correlation"]
+    for idx, v in zip(diag.index, diag[col].to_numpy(dtype=float), strict=True):
+        if str(idx[1]) in pos:
+            mat[pos[str(idx[1])], pos[str(idx[1])]] = v
+    size = max(3.5, 0.28 * len(labels) + 1.5)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    im = ax.imshow(mat, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(np.arange(len(labels)))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_yticks(np.arange(len(labels)))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(im, ax=ax, label=col)
+    fig.tight_layout()
+    return fig
+
+
+def mtmm_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Multitrait-multimethod matrix of the ratings (raters as methods)."""
+    import bayesmeta as bm
+
+    if not _has_ratings(ds):
+        return Skipped(_no_ratings_reason(ds))
+    if _n(ds, "rater") < 2 or _n(ds, "trait") < 2:
+        return Skipped("an MTMM matrix needs at least 2 raters (methods) and 2 traits")
+    res = call(bm.mtmm, ds, method=ctx.method, ci_prob=ctx.ci_prob,
+               random_seed=ctx.random_seed)
+    frame = res.summary()
+    est = frame.index.get_level_values(0)
+    lines = []
+    corr = frame[est == "correlation"]
+    col = _estimate_column(corr)
+    if col is not None and corr.index.nlevels >= 3:
+        kinds = {"convergent (same trait, other rater)": [], "same rater, other trait": [],
+                 "other rater, other trait": []}
+        for idx, v in corr[col].items():
+            (r1, t1), (r2, t2) = _split_label(idx[1]), _split_label(idx[2])
+            key = ("convergent (same trait, other rater)" if t1 == t2 and r1 != r2 else
+                   "same rater, other trait" if r1 == r2 else "other rater, other trait")
+            kinds[key].append(float(v))
+        parts = [f"{k} {np.nanmean(v):.2f}" for k, v in kinds.items() if v]
+        lines.append(f"Mean {ctx.method} correlation: " + "; ".join(parts) + ".")
+    lines.append("Convergent validity holds when the same trait rated by different raters "
+                 "correlates more than different traits rated by the same rater.")
+    fig = _mtmm_heatmap(frame, f"{res.title} ({ctx.method}; diagonal: reliability)")
+    return SectionOutput("Multitrait-multimethod (MTMM)", [block(res, ctx)],
+                         [fig if fig is not None else forest(res)], "\n".join(lines),
+                         [bm.mtmm], [res])
+
+
+def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Correlation of each metric with each human trait (system level when possible)."""
+    import bayesmeta as bm
+
+    if "score" not in ds:
+        return Skipped("the data has no metric scores (variable 'score')")
+    if not ctx.traits:
+        return Skipped("the data has no human scores (ratings or judgments)")
+    level = "system" if _n(ds, "system") >= 3 else "global"
+    fn = bm.concurrent_validity
+    if accepts(fn, "trait"):
+        res = call(fn, ds, trait=list(ctx.traits), method=ctx.method, level=level,
+                   ci_prob=ctx.ci_prob)
+    else:  # the spelling before the table-shape migration
+        res = call(fn, ds, list(ctx.traits), method=ctx.method, level=level)
+    reading = extremes(res.summary(), what=f"Concurrent validity ({level} level, "
+                       f"{ctx.method})", higher="highest", lower="lowest")
+    reading += ("\nA metric is valid for a trait when it orders the outputs as the humans do; "
+                "wide intervals mean too few systems to tell metrics apart.")
+    notes = [] if level == "system" else [
+        f"{_n(ds, 'system')} system(s): correlations are over all outputs (level 'global'), "
+        f"not system means."]
+    title = f"Concurrent validity ({level} level, {ctx.method})"
+    fig = heatmap(res.summary(), "metric", "trait", title)
+    return SectionOutput("Concurrent validity", [block(res, ctx)],
+                         [fig if fig is not None else forest(res, title=title)],
+                         reading, [bm.concurrent_validity], [res], notes)
+
+
+def _measures(frame: pd.DataFrame) -> list[str]:
+    """The correlation measures of a table: its ``measure`` level, or its estimands when
+    they are measure names (``system_kendall``, ...)."""
+    if "measure" in frame.index.names:
+        return [str(m) for m in pd.unique(frame.index.get_level_values("measure"))]
+    return [str(m) for m in pd.unique(frame.index.get_level_values(0))]
+
+
+def _headline(names: list[str], ds: xr.Dataset, coefficient: str) -> str | None:
+    prefs = ([f"system_{coefficient}"] if _n(ds, "system") >= 3 else []) + [
+        f"global_{coefficient}"]
+    return next((m for m in prefs if m in names), names[0] if names else None)
+
+
+def _rows_of_measure(frame: pd.DataFrame, measure: str) -> Any:
+    level = "measure" if "measure" in frame.index.names else frame.index.names[0]
+    mask = frame.index.get_level_values(level).astype(str) == measure
+    return mask if mask.any() else None
+
+
+def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """The correlation measures with Bayesian-bootstrap intervals and P(A beats B)."""
+    import bayesmeta as bm
+    from bayesmeta.plots import plot_beats_heatmap, plot_rank_distribution
+
+    if "score" not in ds:
+        return Skipped("the data has no metric scores (variable 'score')")
+    if not ctx.traits:
+        return Skipped("the data has no human scores (ratings or judgments)")
+    tables, figures, results, lines = [], [], [], []
+    for trait in ctx.traits:
+        cor = call(bm.correlations, ds, trait=trait, measures=ctx.coefficient,
+                   resampling=ctx.resampling, n_resamples=ctx.n_resamples,
+                   ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False,
+                   n_jobs=ctx.n_jobs)
+        results.append(cor)
+        frame = cor.summary()
+        measure = _headline(_measures(frame), ds, ctx.coefficient)
+        tables.append(block(cor, ctx, f"{cor.title} [{trait}]"))
+        rows = _rows_of_measure(frame, measure) if measure else None
+        sub = frame if rows is None else frame[rows]
+        lines.append(extremes(sub, str(sub.index.get_level_values(0)[0]),
+                              what=f"{trait}, {measure}", higher="best", lower="worst"))
+        if _n(ds, "metric") >= 2 and measure is not None:
+            cmp_ = call(bm.compare_metrics, ds, trait=trait, measures=measure,
+                        resampling=ctx.resampling, n_resamples=ctx.n_resamples,
+                        n_permutations=ctx.n_resamples, ci_prob=ctx.ci_prob,
+                        random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
+            results.append(cmp_)
+            extra = getattr(cmp_, "extra", {}) or {}
+            if "p_beats" in extra:
+                m = str(extra["p_beats"]["measure"].values[0])
+                ax = plot_beats_heatmap(cmp_, measure=m)
+                ax.set_title(f"P(row beats column): {m} [{trait}]", fontsize=10)
+                figures.append(ax.figure)
+            if "rank_probability" in extra:
+                m = str(extra["rank_probability"]["measure"].values[0])
+                ax = plot_rank_distribution(cmp_, measure=m)
+                ax.set_title(f"Posterior rank distribution: {m} [{trait}]", fontsize=10)
+                figures.append(ax.figure)
+    reading = "\n".join(ln for ln in lines[:2] if ln)
+    if len(lines) > 2:
+        reading += f" (and {len(lines) - 2} more trait(s) in the tables)"
+    notes = ["The heatmap reads: the probability, over Bayesian-bootstrap resamples of "
+             "systems and items, that the row metric correlates more with the human score "
+             "than the column metric; the rank plot gives each metric's posterior rank. "
+             "Pairwise differences with intervals: bm.compare_metrics(...).summary()."]
+    return SectionOutput("Correlation measures", tables, figures, reading,
+                         [bm.correlations, bm.compare_metrics], results, notes)
+
+
+def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Discriminative power (paper 001, permutation tests) and ranking consistency."""
+    import bayesmeta as bm
+    from bayesmeta.plots import plot_pvalue_curves
+
+    if "score" not in ds or _n(ds, "metric") < 2:
+        return Skipped("discriminative power compares metrics: it needs at least 2 metrics")
+    if not ctx.traits:
+        return Skipped("the data has no human scores (ratings or judgments)")
+    trait = ctx.traits[0]
+    tables, figures, results = [], [], []
+    dp = call(bm.discriminative_power, ds, trait=trait, resampling=ctx.resampling,
+              n_permutations=ctx.n_resamples, random_seed=ctx.random_seed, progress=False,
+              n_jobs=ctx.n_jobs)
+    results.append(dp)
+    tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
+    if "curve" in (getattr(dp, "extra", {}) or {}):
+        figures.append(plot_pvalue_curves(dp).figure)
+    rc = call(bm.ranking_consistency, ds, trait=trait, n_trials=ctx.n_resamples,
+              resampling=ctx.resampling, random_seed=ctx.random_seed, n_jobs=ctx.n_jobs)
+    results.append(rc)
+    tables.append(block(rc, ctx, f"{rc.title} [{trait}]"))
+    lines = [extremes(dp.summary(), what=f"Discriminative power [{trait}], mean p-value",
+                      higher="least discriminative", lower="most discriminative"),
+             extremes(rc.summary(), what=f"Ranking consistency [{trait}]",
+                      higher="most consistent", lower="least")]
+    notes = [] if len(ctx.traits) == 1 else [
+        f"Computed for the first trait ({trait}); pass traits=[...] (--trait) for others."]
+    return SectionOutput("Discriminative power and ranking consistency", tables, figures,
+                         "\n".join(ln for ln in lines if ln),
+                         [bm.discriminative_power, bm.ranking_consistency], results, notes)
+
+
+def reference_free_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Reference-free vs reference-based metrics (paper 002): each metric's sample-level
+    correlation with the human score, the best and mean of each kind, and P(the best
+    reference-free metric beats the best reference-based one)."""
+    import bayesmeta as bm
+
+    if "score" not in ds:
+        return Skipped("the data has no metric scores (variable 'score')")
+    if "reference_based" not in ds.coords:
+        return Skipped("the metrics are not labelled reference-free or reference-based "
+                       "(metric coordinate 'reference_based'; see bm.metric_kinds)")
+    kinds = set(np.asarray(ds["reference_based"].values, dtype=bool).tolist())
+    if kinds != {True, False}:
+        return Skipped("the comparison needs both reference-free and reference-based "
+                       "metrics; the data has only one kind")
+    if not ctx.traits:
+        return Skipped("the data has no human scores (ratings or judgments)")
+    tables, figures, results, lines = [], [], [], []
+    for k, trait in enumerate(ctx.traits):
+        res = call(bm.kind_comparison, ds, trait=trait, ci_prob=ctx.ci_prob,
+                   resampling=ctx.resampling, random_seed=ctx.random_seed)
+        results.append(res)
+        frame = res.summary()
+        est = frame.index.get_level_values(0)
+        contrast = est != "correlation"
+        tables.append(block(res, ctx, f"{res.title} [{trait}]: best and mean of each kind",
+                            rows=contrast if contrast.any() and not contrast.all() else None))
+        det = res.details()
+        p_win = None
+        if "p_free_wins" in det.columns:
+            rows = det.index.get_level_values(0) == "best_free_minus_best_based"
+            vals = det.loc[rows, "p_free_wins"].dropna()
+            p_win = float(vals.iloc[0]) if len(vals) else None
+        if p_win is not None and len(lines) < 2:
+            lines.append(f"{trait}: P(best reference-free metric beats best reference-based) "
+                         f"= {p_win:.2f}.")
+        if k == 0 and "correlation" in set(est):
+            figures.append(forest(res, "correlation",
+                                  title=f"Sample-level correlation with {trait}"))
+    if len(ctx.traits) > 2:
+        lines[-1] += f" (and {len(ctx.traits) - 2} more trait(s) in the tables)"
+    return SectionOutput("Reference-free vs reference-based metrics", tables, figures,
+                         "\n".join(lines), [bm.kind_comparison, "models/reference_free.md"],
+                         results)
+
+
+def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """The Bayesian many-facet rater model: severity and thresholds by rater."""
+    import bayesmeta as bm
+    from bayesmeta.plots import plot_rater_thresholds
+
+    if not _has_ratings(ds):
+        return Skipped(_no_ratings_reason(ds))
+    if _n(ds, "rater") < 2:
+        return Skipped(f"rater diagnosis compares raters: it needs at least 2; the data has "
+                       f"{_n(ds, 'rater')}")
+    if ctx.bayes == "off":
+        return Skipped("rater diagnosis is Bayesian (bm.rater_bias); run with --bayes fast "
+                       "(preview) or --bayes full")
+    res = call(bm.rater_bias, ds, traits=_rating_traits(ds, ctx) or None, ci_prob=ctx.ci_prob,
+               sampling=ctx.sampling, random_seed=ctx.random_seed, progress=False)
+    frame = res.summary()
+    ests = _estimands(res)
+    key = "severity" if "severity" in ests else ests[0]
+    rows = frame.index.get_level_values(0) == key
+    figures = [forest(res, key)]
+    if "threshold" in ests:
+        figures.append(plot_rater_thresholds(res).figure)
+    reading = extremes(frame, key, what=f"Rater {key}", higher="highest", lower="lowest")
+    reading += ("\nA rater whose interval excludes the panel's typical value is harsher or "
+                "more lenient than the others; thresholds show where.")
+    return SectionOutput("Rater diagnosis", [block(res, ctx, f"{res.title}: {key}", rows=rows),
+                                             block(res, ctx, f"{res.title}: all estimates")],
+                         figures, reading, [bm.rater_bias, "models/rater.md"], [res])
+
+
+def _cfa_syntax(ds: xr.Dataset, traits: list[str]) -> str:
+    from bayesmeta.data.select import rating_label
+
+    lines = []
+    used: set[str] = set()
+    for k, t in enumerate(traits):
+        name = re.sub(r"\W", "_", str(t)).strip("_").lower() or f"f{k}"
+        if not name[0].isalpha():
+            name = f"f_{name}"
+        while name in used:
+            name += "_"
+        used.add(name)
+        indicators = [rating_label(r, t) for r in ds["rater"].values]
+        lines.append(f"{name} =~ " + " + ".join(indicators))
+    return "\n".join(lines)
+
+
+def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
+              ) -> tuple[list[TableBlock], list[Any], str]:
+    """The Bayesian ordinal CFA of the trait model and, with two or more traits, its LOO
+    comparison with one general factor (``bm.compare``): tables, results, a reading line."""
+    import bayesmeta as bm
+    from bayesmeta.data.select import rating_label
+
+    fit = bm.cfa(syntax, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+                 random_seed=ctx.random_seed, progress=False)
+    tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
+    results: list[Any] = [fit]
+    if len(traits) < 2:
+        return tables, results, ""
+    one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
+                                     for r in ds["rater"].values)
+    fit1 = bm.cfa(one, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+                  random_seed=ctx.random_seed, progress=False)
+    results.append(fit1)
+    comparison = bm.compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},
+                            ci_prob=ctx.ci_prob)
+    results.append(comparison)
+    tables.append(block(comparison, ctx, "LOO comparison of factor structures"))
+    det = comparison.details()
+    line = ""
+    if {"rank", "elpd_diff", "dse"} <= set(det.columns):
+        best = det["rank"].astype(float).idxmin()
+        other = det.drop(index=best)
+        if len(other):
+            d, se = float(other["elpd_diff"].iloc[0]), float(other["dse"].iloc[0])
+            line = (f"LOO prefers '{best}' by {d:.1f} elpd (se {se:.1f}); a difference is "
+                    f"worth reporting when it is several times its se.")
+    return tables, results, line
+
+
+def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
+    """Ordinal CFA: one factor per trait, each rater's ratings as indicators (WLSMV; with
+    ``bayes="full"`` also the Bayesian ordinal CFA and its LOO comparison with one general
+    factor)."""
+    import bayesmeta as bm
+
+    if not _has_ratings(ds):
+        return Skipped(_no_ratings_reason(ds))
+    traits = _rating_traits(ds, ctx)
+    if _n(ds, "rater") < 2 or not traits:
+        return Skipped("a factor model of ratings needs at least 2 raters per trait")
+    if len(traits) == 1 and _n(ds, "rater") < 3:
+        return Skipped("one trait with 2 raters leaves a one-factor model unidentified; "
+                       "it needs 3 raters or a second trait")
+    syntax = _cfa_syntax(ds, traits)
+    fit = bm.cfa(syntax, ds, ci_prob=ctx.ci_prob)
+    results = [fit]
+    frame = fit.summary()
+    est = frame.index.get_level_values(0)
+    keep = np.isin(est, ["loading", "factor_correlation"])
+    tables = [block(fit, ctx, f"{fit.title}: loadings and factor correlations",
+                    rows=keep if keep.any() else None)]
+    fm = getattr(fit, "fit_measures", None)
+    reading_fit = ""
+    if callable(fm):
+        measures = fm()
+        show = [k for k in ("chisq.scaled", "df", "pvalue.scaled", "cfi.scaled", "tli.scaled",
+                            "rmsea.scaled", "srmr") if k in measures.index] or list(
+            measures.index[:10])
+        tables.append(plain(measures[show].to_frame("value"), "Fit indices (lavaan names)"))
+        if "cfi.scaled" in measures.index and "rmsea.scaled" in measures.index:
+            reading_fit = (f"Fit: CFI {measures['cfi.scaled']:.3f}, RMSEA "
+                           f"{measures['rmsea.scaled']:.3f} (good fit: CFI >= 0.95, RMSEA "
+                           f"<= 0.06).")
+    figures = [forest(fit, "loading" if "loading" in set(est) else None)]
+    methods: list[Any] = [bm.cfa]
+    notes = [f"Model (lavaan syntax): {syntax}"]
+    if ctx.bayes == "full":
+        b_tables, b_results, b_line = cfa_bayes(ds, ctx, syntax, traits)
+        tables += b_tables
+        results += b_results
+        methods += [bm.compare, "models/ordinal_cfa.md"]
+        reading_fit = b_line or reading_fit
+    elif ctx.bayes == "fast":
+        notes.append("The Bayesian ordinal CFA runs with --bayes full only (its preview is "
+                     "too rough to compare with WLSMV).")
+    reading = extremes(frame, "loading" if "loading" in set(est) else None,
+                       what="Standardized loadings", higher="highest", lower="lowest")
+    reading += "\n" + (reading_fit or "A loading near 1 means the rater measures the trait "
+                       "the other raters measure.")
+    return SectionOutput("Ordinal confirmatory factor analysis", tables, figures, reading,
+                         methods, results, notes)
+
+
+#: The report's sections, in order.
+SECTIONS: list[Section] = [
+    Section("data", "Data and design", data_section),
+    Section("reliability", "Reliability", reliability_section),
+    Section("agreement", "Agreement between raters", agreement_section),
+    Section("mtmm", "Multitrait-multimethod (MTMM)", mtmm_section),
+    Section("concurrent_validity", "Concurrent validity", concurrent_validity_section),
+    Section("correlations", "Correlation measures", correlation_section),
+    Section("metameasures", "Discriminative power and ranking consistency",
+            metameasures_section),
+    Section("reference_free", "Reference-free vs reference-based metrics",
+            reference_free_section),
+    Section("rater", "Rater diagnosis", rater_section, bayesian=True),
+    Section("cfa", "Ordinal confirmatory factor analysis", cfa_section),
+]
+
+
+def default_sections() -> list[Section]:
+    """A copy of :data:`SECTIONS` (to add or drop sections without touching the default)."""
+    return list(SECTIONS)
