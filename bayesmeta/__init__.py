@@ -43,6 +43,7 @@ from bayesmeta.data import (
     read_report,
     validate,
 )
+from bayesmeta.metric_validity import factor_validity, metric_variance
 from bayesmeta.models.correlation import fit_correlation_model
 from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
@@ -69,6 +70,7 @@ __all__ = [
     "datasets",
     "decision_study",
     "discriminative_power",
+    "factor_validity",
     "fit_correlation_model",
     "from_long",
     "from_wide",
@@ -78,6 +80,7 @@ __all__ = [
     "items_needed",
     "load",
     "metric_unit_tests",
+    "metric_variance",
     "missing_report",
     "mtmm",
     "rank_normalize",

@@ -1,0 +1,545 @@
+r"""Validity of automatic metrics against the factor scores of an ordinal CFA of the
+experts' ratings (MetricEval, Xiao et al. 2023, Sec. 3.2, 4.2; Fig. 4/8).
+
+:func:`factor_validity`: correlation between each metric's system means and each factor's
+factor-score system means, with its uncertainty.
+
+* **Classical** (a :class:`bayesmeta.cfa.CFAResult`, WLSMV): the correlation of the system
+  means of the metric and of lavaan's EBM factor scores; the interval is a percentile
+  bootstrap over items (the items resampled with replacement, every system keeping its
+  outputs on the resampled items; Deutsch et al. 2021's Boot-Inputs), the factor scores
+  held at their point values.
+* **Bayesian** (a :class:`bayesmeta.models.ordinal_cfa.OrdinalCFAResult`): the same
+  statistic in every posterior draw of the factor scores, each draw paired with its own
+  Bayesian-bootstrap draw of item weights :math:`b \sim I\,\mathrm{Dir}(1_I)` (Rubin 1981):
+  system means :math:`\bar x_s = \sum_i b_i x_{si} / \sum_i b_i`, the same weights for the
+  metric and for the scores. The posterior therefore carries both the uncertainty of the
+  factor scores (and of the CFA's parameters) and the sampling of items. ``details()`` gives
+  the sd of each part alone (``sd_factor_scores``: score draws, unit item weights;
+  ``sd_items``: posterior-mean scores, Bayesian bootstrap), to tell which dominates.
+
+:func:`metric_variance`: how much of each metric's variance is the trait it claims to
+measure, how much the other traits, how much its own error (classical, on the EBM scores).
+
+References
+----------
+Xiao, Z., Zhang, S., Lai, V., & Liao, Q. V. (2023). Evaluating evaluation metrics: A
+framework for analyzing NLG evaluation metrics using measurement theory. *EMNLP*.
+Deutsch, D., Dror, R., & Roth, D. (2021). A statistical analysis of summarization evaluation
+metrics using resampling methods. *TACL*, 9, 1132-1146.
+Rubin, D. B. (1981). The Bayesian bootstrap. *Annals of Statistics*, 9(1), 130-134.
+Pratt, J. W. (1987). Dividing the indivisible: using simple symmetry to partition variance
+explained. In *Proc. 2nd International Tampere Conference in Statistics*, 245-260.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta.classical._corrkernels import direct_small
+from bayesmeta.data import select
+from bayesmeta.options import ResamplingOptions, resolve_seed
+from bayesmeta.results import Result, data_hash
+from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, summarize
+
+__all__ = ["factor_validity", "metric_variance"]
+
+COEFFICIENTS = ("kendall", "pearson", "spearman")
+#: Correlations per chunk of resamples or draws (bounds the memory of Kendall's sign
+#: matrices: chunk x metrics x traits x systems^2 floats).
+_CHUNK = 50
+
+
+# ----------------------------------------------------------------------------- helpers
+def _is_bayesian(fit: Any) -> bool:
+    return getattr(fit, "idata", None) is not None and hasattr(fit, "loo")
+
+
+def _coefficients(method: str | Sequence[str]) -> list[str]:
+    names = [method] if isinstance(method, str) else list(method)
+    bad = [m for m in names if m not in COEFFICIENTS]
+    if bad or not names:
+        raise ValueError(f"method must be one or more of {', '.join(map(repr, COEFFICIENTS))}"
+                         f", got {method!r}.")
+    return names
+
+
+def _metric_array(data: xr.Dataset, metrics: Sequence[str] | None, run: Any, reference: Any,
+                  systems: Sequence[str], items: Sequence[str]) -> xr.DataArray:
+    """Metric scores (metric, system, item) on the factor scores' system and item labels."""
+    if not isinstance(data, xr.Dataset) or "score" not in data:
+        raise ValueError("data must be a bayesmeta Dataset with metric scores ('score').")
+    x = select.metric_scores(data, metrics, run=run, reference=reference)
+    x = x.assign_coords(system=x["system"].values.astype(str), item=x["item"].values.astype(str),
+                        metric=x["metric"].values.astype(str))
+    missing = sorted(set(systems) - set(x["system"].values))
+    if missing:
+        raise ValueError(f"the CFA's systems {missing[:5]} are not in data's 'system' labels; "
+                         f"pass the data the CFA was fitted to.")
+    missing = sorted(set(items) - set(x["item"].values))
+    if missing:
+        raise ValueError(f"the CFA's items {missing[:5]} are not in data's 'item' labels; "
+                         f"pass the data the CFA was fitted to.")
+    return x.sel(system=list(systems), item=list(items)).load()
+
+
+def _weighted_means(v: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Item-weighted means over the last axis of ``v`` (..., S, I), missing values left out;
+    ``w`` (R, I) gives (R, ..., S); None: plain means with a leading axis of 1."""
+    ok = ~np.isnan(v)
+    vz = np.where(ok, v, 0.0)
+    if w is None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (vz.sum(-1) / ok.sum(-1))[None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.einsum("ri,...i->r...", w, vz) / np.einsum("ri,...i->r...", w,
+                                                            ok.astype(float))
+
+
+def _correlate(xm: np.ndarray, fm: np.ndarray, coefs: list[str]) -> dict[str, np.ndarray]:
+    """Correlations over systems of metric means xm (R, M, S) and factor means fm (R, T, S):
+    dict of (R, M, T)."""
+    out: dict[str, list[np.ndarray]] = {c: [] for c in coefs}
+    R = max(xm.shape[0], fm.shape[0])
+    xm = np.broadcast_to(xm, (R, *xm.shape[1:]))
+    fm = np.broadcast_to(fm, (R, *fm.shape[1:]))
+    for start in range(0, R, _CHUNK):
+        sl = slice(start, min(R, start + _CHUNK))
+        res = direct_small(xm[sl, :, None, :], fm[sl, None, :, :], None, coefs, "b", 3)
+        for c in coefs:
+            out[c].append(res[c])
+    return {c: np.concatenate(v, axis=0) for c, v in out.items()}
+
+
+def _table_index(estimands: list[str], traits: list[str], metrics: list[str]) -> pd.MultiIndex:
+    return pd.MultiIndex.from_product([estimands, traits, metrics],
+                                      names=["estimand", "trait", "metric"])
+
+
+# ----------------------------------------------------------------------------- validity
+def factor_validity(
+    data: xr.Dataset,
+    fit: Any,
+    *,
+    metrics: Sequence[str] | None = None,
+    traits: Sequence[str] | None = None,
+    method: str | Sequence[str] = "kendall",
+    level: str = "system",
+    score_method: str = "EBM",
+    run: Any = None,
+    reference: Any = "first",
+    ci_prob: float = CI_PROB,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
+    random_seed: int | None = None,
+) -> Result:
+    r"""Concurrent validity of metrics against CFA factor scores (MetricEval Fig. 4/8).
+
+    For metric :math:`m` and factor :math:`t`, the correlation over systems of the metric's
+    system means :math:`\bar x_{ms}` and the factor scores' system means
+    :math:`\bar\eta_{ts}` (Kendall's :math:`\tau_b`, Pearson or Spearman).
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        The dataset the CFA was fitted to, with metric ``score`` s.
+    fit : CFAResult or OrdinalCFAResult
+        ``bm.cfa(model, data)`` (classical: EBM scores, bootstrap interval) or
+        ``bm.cfa(model, data, method="bayes")`` (posterior draws of the scores jointly with
+        a Bayesian bootstrap over items).
+    metrics : list of str, optional
+        Metrics to correlate (default all).
+    traits : list of str, optional
+        Factors of the CFA (default all), e.g. ``["coh", "rel"]``.
+    method : {"kendall", "pearson", "spearman"} or a list of them
+        The correlation(s); estimand ``"system_<method>"``.
+    level : {"system"}
+        Correlation of system means (the only level implemented).
+    score_method : {"EBM", "regression"}
+        Classical scores (:meth:`bayesmeta.cfa.CFAResult.factor_scores`).
+    run, reference :
+        Which metric run and reference (:func:`bayesmeta.data.select.metric_scores`).
+    ci_prob : float
+        Probability of the intervals (default 0.94).
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples`` (default 1000): bootstrap resamples of the classical interval
+        (``0``: point estimates only). Bayesian fits use one Bayesian-bootstrap draw per
+        posterior draw.
+    random_seed : int, optional
+        Seed of the resampling (drawn and recorded when not given).
+
+    Returns
+    -------
+    Result
+        ``summary()`` indexed ``(estimand, trait, metric)``, estimand ``"system_kendall"``
+        etc. Classical: ``classical`` and ``classical_low``/``classical_high`` (percentile
+        bootstrap over items). Bayesian: ``mean, sd, hdi_low, hdi_high, r_hat, ess_bulk,
+        ess_tail``, with ``sd_factor_scores`` and ``sd_items`` in ``details()``.
+        ``extra["draws"]``: the resampling or posterior draws.
+
+    Notes
+    -----
+    The classical bootstrap holds the factor scores fixed (refitting the CFA per resample
+    is not done), so its interval reflects item sampling only; the Bayesian interval adds
+    the uncertainty of the scores. Bayesian draws: for posterior draw :math:`d` with scores
+    :math:`\eta^{(d)}` and weights :math:`b^{(d)} \sim I\,\mathrm{Dir}(1_I)`,
+    :math:`r^{(d)} = \mathrm{cor}_s(\sum_i b^{(d)}_i x_{msi} / \sum_i b^{(d)}_i,\;
+    \sum_i b^{(d)}_i \eta^{(d)}_{tsi} / \sum_i b^{(d)}_i)`.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> ds = bm.datasets.simulated(random_seed=0, n_systems=8, n_items=30, n_metrics=4)
+    >>> fit = bm.cfa("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", ds)
+    >>> res = bm.factor_validity(ds, fit, resampling={"n_resamples": 200}, random_seed=1)
+    >>> res.summary().index.names
+    FrozenList(['estimand', 'trait', 'metric'])
+
+    R equivalent (classical point values): ``fs <- lavPredict(fit)``;
+    ``cor(aggregate(metric, list(d$model_id), mean)$x, aggregate(fs[, "coh"],
+    list(d$model_id), mean)$x, method = "kendall")``.
+    """
+    from bayesmeta import factor_scores as fsc
+
+    ci_prob = check_ci_prob(ci_prob)
+    coefs = _coefficients(method)
+    if level != "system":
+        raise NotImplementedError(f"level={level!r} is not implemented; factor_validity "
+                                  f"correlates system means (level='system').")
+    opts = ResamplingOptions.coerce(resampling)
+    seed = resolve_seed(random_seed)
+    rng = np.random.default_rng(seed)
+    bayes = _is_bayesian(fit)
+    scores = fit.factor_scores() if bayes else fit.factor_scores(method=score_method)
+    if "item" not in scores.dims:
+        raise ValueError("factor_validity needs a CFA fitted to a bayesmeta Dataset (factor "
+                         "scores with system and item labels).")
+    all_traits = [str(t) for t in scores["trait"].values]
+    traits = all_traits if traits is None else [str(t) for t in traits]
+    unknown = [t for t in traits if t not in all_traits]
+    if unknown:
+        raise ValueError(f"traits {unknown} are not factors of the CFA ({all_traits}).")
+    scores = scores.sel(trait=traits)
+    systems = [str(s) for s in scores["system"].values]
+    items = [str(i) for i in scores["item"].values]
+    x = _metric_array(data, metrics, run, reference, systems, items)
+    mnames = [str(m) for m in x["metric"].values]
+    xv = x.transpose("metric", "system", "item").values.astype(float)
+    I = len(items)
+    estimands = [f"system_{c}" for c in coefs]
+    index = _table_index(estimands, traits, mnames)
+    info = {"data": select.describe(data), "criterion": "factor scores of "
+            + ("the Bayesian ordinal CFA (posterior draws)" if bayes else
+               f"the WLSMV ordinal CFA ({fsc.check_method(score_method)})"),
+            "correlation": ", ".join(coefs), "level": "system (means over items)"}
+    if not bayes:
+        fv = scores.transpose("trait", "system", "item").values
+        point = _correlate(_weighted_means(xv, None), _weighted_means(fv, None), coefs)
+        table = pd.DataFrame({"classical": np.concatenate([point[c][0].T.ravel()
+                                                           for c in coefs])}, index=index)
+        extra: dict[str, Any] = {}
+        kind = None
+        if opts.n_resamples:
+            w = rng.multinomial(I, np.full(I, 1.0 / I), size=opts.n_resamples).astype(float)
+            draws = _correlate(_weighted_means(xv, w), _weighted_means(fv, w), coefs)
+            da = xr.DataArray(np.stack([draws[c] for c in coefs], axis=1),
+                              dims=("resample", "estimand", "metric", "trait"),
+                              coords={"estimand": estimands, "metric": mnames,
+                                      "trait": traits})
+            iv = equal_tailed(da.transpose("estimand", "trait", "metric", "resample").values,
+                              ci_prob, axis=(-1,)).reshape(-1, 2)
+            table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
+            extra["draws"] = da
+            kind = "percentile bootstrap over items"
+            info["resampling"] = f"{opts.n_resamples} bootstrap resamples of items"
+        return Result(table, title="Validity of metrics against CFA factor scores",
+                      info=info, extra=extra, ci_prob=ci_prob, classical_ci_kind=kind,
+                      random_seed=seed, data_hash=data_hash(data),
+                      notes=["The bootstrap holds the factor scores at their point values: "
+                             "the interval reflects the sampling of items, not the "
+                             "uncertainty of the scores (fit the CFA with method='bayes' "
+                             "for that)."])
+    # ---------------------------------------------------------------- Bayesian
+    post = scores.transpose("chain", "draw", "trait", "system", "item")
+    C, D = post.sizes["chain"], post.sizes["draw"]
+    fv = post.values.reshape(C * D, len(traits), len(systems), I)
+    w = I * rng.dirichlet(np.ones(I), size=C * D)
+    joint = np.empty((len(coefs), C * D, len(mnames), len(traits)))
+    only_scores = np.empty_like(joint)
+    for start in range(0, C * D, _CHUNK):
+        sl = slice(start, min(C * D, start + _CHUNK))
+        ok = ~np.isnan(fv[sl])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            fm = np.einsum("ri,rtsi->rts", w[sl], np.where(ok, fv[sl], 0.0)) / np.einsum(
+                "ri,rtsi->rts", w[sl], ok.astype(float))
+        xm = _weighted_means(xv, w[sl])
+        res = _correlate(xm, fm, coefs)
+        fm1 = np.nanmean(fv[sl], axis=-1)
+        res1 = _correlate(_weighted_means(xv, None), fm1, coefs)
+        for k, c in enumerate(coefs):
+            joint[k, sl], only_scores[k, sl] = res[c], res1[c]
+    mean_scores = np.nanmean(fv, axis=0)
+    only_items = _correlate(_weighted_means(xv, w), _weighted_means(mean_scores, w), coefs)
+    coords = {"estimand": estimands, "metric": mnames, "trait": traits}
+    da = xr.DataArray(joint.reshape(len(coefs), C, D, len(mnames), len(traits)),
+                      dims=("estimand", "chain", "draw", "metric", "trait"), coords=coords)
+    summ = summarize(da, ci_prob=ci_prob)
+    order = ("estimand", "trait", "metric")
+    iv = summ["interval"].transpose(*order, "ci_bound").values.reshape(-1, 2)
+    table = pd.DataFrame({
+        "mean": summ["mean"].transpose(*order).values.ravel(),
+        "sd": summ["sd"].transpose(*order).values.ravel(),
+        "hdi_low": iv[:, 0], "hdi_high": iv[:, 1],
+        **{s: summ[s].transpose(*order).values.ravel() for s in ("r_hat", "ess_bulk",
+                                                                   "ess_tail")},
+    }, index=index)
+    sd_scores = np.nanstd(only_scores, axis=1, ddof=1)  # (E, M, T)
+    sd_items = np.stack([np.nanstd(only_items[c], axis=0, ddof=1) for c in coefs])
+    details = pd.DataFrame({"sd_factor_scores": np.transpose(sd_scores, (0, 2, 1)).ravel(),
+                            "sd_items": np.transpose(sd_items, (0, 2, 1)).ravel()},
+                           index=table.index)
+    info["posterior"] = (f"{C} x {D} posterior draws of the factor scores, each with a "
+                         f"Bayesian-bootstrap draw of item weights")
+    return Result(table, title="Validity of metrics against CFA factor scores (Bayesian)",
+                  info=info, details=details, extra={"draws": da}, ci_prob=ci_prob,
+                  posterior="factor-score posterior x Bayesian bootstrap over items",
+                  random_seed=seed, data_hash=data_hash(data),
+                  notes=["details(): sd_factor_scores is the posterior sd from the factor "
+                         "scores alone (unit item weights), sd_items from the item "
+                         "sampling alone (posterior-mean scores, Bayesian bootstrap); the "
+                         "larger one dominates the interval."])
+
+
+# ----------------------------------------------------------------------------- variance
+def _claims(data: xr.Dataset, metrics: list[str], factors: list[str],
+            claims: Mapping[str, str] | None) -> dict[str, str]:
+    """The factor each metric claims to measure: ``claims`` as given, else the data's
+    ``metric_trait`` coord, else the metric name's last ``.``/``-``/``_`` part, matched to
+    the factor names without regard to case (``G.EVAL.4.COH`` -> ``coh``)."""
+    lower = {f.lower(): f for f in factors}
+    if claims is not None:
+        out = {str(m): str(t) for m, t in claims.items()}
+        bad = {m: t for m, t in out.items() if t not in factors}
+        if bad:
+            raise ValueError(f"claims name traits that are not factors of the CFA "
+                             f"({factors}): {bad}.")
+        return {m: t for m, t in out.items() if m in metrics}
+    out = {}
+    coord = data["metric_trait"] if "metric_trait" in data.coords else None
+    for m in metrics:
+        label = None
+        if coord is not None:
+            label = str(coord.sel(metric=m).values)
+        else:
+            for sep in (".", "-", "_"):
+                if sep in m:
+                    label = m.rsplit(sep, 1)[1]
+                    break
+        if label is not None and label.lower() in lower:
+            out[m] = lower[label.lower()]
+    return out
+
+
+def _regression_shares(corr: np.ndarray, T: int) -> dict[str, np.ndarray]:
+    """From correlation matrices (..., T + M, T + M) of [factors, metrics]: standardized
+    coefficients beta (..., M, T), R^2 (..., M) and the correlations r (..., M, T)."""
+    rff = corr[..., :T, :T]
+    rfm = corr[..., :T, T:]
+    beta = np.linalg.solve(rff, rfm)  # (..., T, M)
+    r2 = np.einsum("...tm,...tm->...m", beta, rfm)
+    return {"beta": np.swapaxes(beta, -1, -2), "r2": r2, "r": np.swapaxes(rfm, -1, -2)}
+
+
+def _weighted_corr(z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted correlation matrices: z (..., N, K) rows, w (..., N) row weights."""
+    wsum = w.sum(-1)[..., None]
+    mean = np.einsum("...n,...nk->...k", w, z) / wsum
+    d = z - mean[..., None, :]
+    cov = np.swapaxes(d * w[..., None], -1, -2) @ d
+    sd = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return cov / (sd[..., :, None] * sd[..., None, :])
+
+
+def metric_variance(
+    data: xr.Dataset,
+    fit: Any,
+    *,
+    metrics: Sequence[str] | None = None,
+    claims: Mapping[str, str] | None = None,
+    level: str = "output",
+    score_method: str = "EBM",
+    run: Any = None,
+    reference: Any = "first",
+    ci_prob: float = CI_PROB,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
+    random_seed: int | None = None,
+) -> Result:
+    r"""How much of each metric's variance is its trait, the other traits, its own error.
+
+    Each metric is regressed on the CFA's factor scores, all standardized (MetricEval's
+    validity model, ``score[n, m] = a_m + sum_t b_{m,t} f_{n,t} + e_{n,m}``):
+
+    .. math::
+        z(x_{nm}) = \sum_t \beta_{mt}\, z(\hat\eta_{nt}) + e_{nm}, \qquad
+        \beta_m = R_{ff}^{-1} r_{fm}, \qquad R^2_m = r_{fm}^\top \beta_m,
+
+    with :math:`R_{ff}` the correlations of the factor scores and :math:`r_{fm}` their
+    correlations with the metric. Reported per metric:
+
+    * ``validity_coefficient`` (per trait): the standardized loading :math:`\beta_{mt}`;
+    * ``r_squared``: :math:`R^2_m`; ``error_share``: :math:`1 - R^2_m`, the share of the
+      metric's variance that no trait explains (metric error variance over total variance);
+    * ``trait_share`` (row labelled with the claimed trait :math:`c`): Pratt's (1987) share
+      :math:`\beta_{mc}\, r_{mc}`; ``other_traits_share``: :math:`R^2_m - \beta_{mc} r_{mc}`
+      (Pratt's shares of the other traits, which sum with it to :math:`R^2_m`);
+    * ``specificity``: :math:`\beta_{mc} r_{mc} / R^2_m`, the fraction of the explained
+      variance that is the claimed trait (1: the metric measures its trait only).
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        The dataset the CFA was fitted to, with metric ``score`` s.
+    fit : CFAResult
+        ``bm.cfa(model, data)`` (WLSMV); its EBM scores are the regressors.
+    metrics : list of str, optional
+    claims : dict, optional
+        ``{metric: factor}``: the trait each metric claims to measure. Default: the data's
+        ``metric_trait`` coord, else the metric name's last part matched to the factor names
+        without regard to case (``"G.EVAL.4.COH"`` -> ``"coh"``). Metrics without a claim
+        get no ``trait_share``, ``other_traits_share``, ``specificity`` rows.
+    level : {"output", "system"}
+        Regress the scores of outputs (default) or the system means.
+    score_method : {"EBM", "regression"}
+    run, reference : which metric run and reference.
+    ci_prob : float
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples`` (default 1000; 0: point estimates only): the percentile bootstrap
+        over items (outputs of a resampled item enter with its multiplicity).
+    random_seed : int, optional
+
+    Returns
+    -------
+    Result
+        ``summary()`` indexed ``(estimand, trait, metric)`` with ``classical``,
+        ``classical_low``, ``classical_high``.
+
+    Notes
+    -----
+    Regressing on point factor scores is the classical twin, not an errors-in-variables
+    model: EBM scores are shrunken and noisy, so :math:`R^2` is biased down and
+    ``error_share`` up (attenuation), and the bootstrap holds the scores fixed. The Pratt
+    shares can be negative when factor scores are highly correlated (suppression).
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> ds = bm.datasets.simulated(random_seed=0, n_systems=8, n_items=30, n_metrics=4)
+    >>> m = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH\n"
+    ...      "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
+    >>> res = bm.metric_variance(ds, bm.cfa(m, ds), metrics=["metric01.COH"],
+    ...                          resampling={"n_resamples": 100}, random_seed=0)
+    >>> sorted(set(res.summary().index.get_level_values("estimand")))[:3]
+    ['error_share', 'other_traits_share', 'r_squared']
+
+    R equivalent (point values): ``fs <- lavPredict(fit)``;
+    ``summary(lm(scale(metric) ~ scale(fs)))`` for the coefficients and R^2.
+    """
+    ci_prob = check_ci_prob(ci_prob)
+    if level not in ("output", "system"):
+        raise ValueError(f"level must be 'output' or 'system', got {level!r}.")
+    if _is_bayesian(fit):
+        raise NotImplementedError("metric_variance takes a classical CFA (bm.cfa(model, "
+                                  "data)); the Bayesian metric-validity model is not "
+                                  "implemented yet.")
+    opts = ResamplingOptions.coerce(resampling)
+    seed = resolve_seed(random_seed)
+    rng = np.random.default_rng(seed)
+    scores = fit.factor_scores(method=score_method)
+    if "item" not in scores.dims:
+        raise ValueError("metric_variance needs a CFA fitted to a bayesmeta Dataset.")
+    traits = [str(t) for t in scores["trait"].values]
+    T = len(traits)
+    systems = [str(s) for s in scores["system"].values]
+    items = [str(i) for i in scores["item"].values]
+    x = _metric_array(data, metrics, run, reference, systems, items)
+    mnames = [str(m) for m in x["metric"].values]
+    claimed = _claims(data, mnames, traits, claims)
+    # values (S, I, T + M)
+    z = np.concatenate([scores.transpose("system", "item", "trait").values,
+                        x.transpose("system", "item", "metric").values], axis=-1)
+    incomplete = np.isnan(z).any(-1)
+    notes = []
+    if incomplete.any():
+        notes.append(f"{int(incomplete.sum())} output(s) with a missing metric score or no "
+                     f"factor score were left out (listwise).")
+    S, I = incomplete.shape
+    R = opts.n_resamples
+    w_items = np.ones((1, I))
+    if R:
+        w_items = np.concatenate([w_items, rng.multinomial(I, np.full(I, 1.0 / I), size=R)
+                                  .astype(float)])
+    keep = (~incomplete).astype(float)
+    zf = np.where(incomplete[..., None], 0.0, z)
+    if level == "output":
+        rows = zf.reshape(S * I, -1)
+        w = (w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
+        corr = np.concatenate([_weighted_corr(rows[None], w[sl]) for sl in
+                               _slices(len(w_items))])
+    else:
+        ww = w_items[:, None, :] * keep[None]  # (R+1, S, I)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.einsum("rsi,sik->rsk", ww, zf) / ww.sum(-1)[..., None]
+        corr = _weighted_corr(means, np.ones(means.shape[:2]))
+    parts = _regression_shares(corr, T)
+    beta, r2, r = parts["beta"], parts["r2"], parts["r"]  # (R+1, M, T), (R+1, M)
+    rows_out: list[tuple[str, str, str]] = []
+    values: list[np.ndarray] = []
+    for j, m in enumerate(mnames):
+        for k, t in enumerate(traits):
+            rows_out.append(("validity_coefficient", t, m))
+            values.append(beta[:, j, k])
+    for j, m in enumerate(mnames):
+        rows_out.append(("r_squared", "", m))
+        values.append(r2[:, j])
+        rows_out.append(("error_share", "", m))
+        values.append(1 - r2[:, j])
+        if m in claimed:
+            c = traits.index(claimed[m])
+            share = beta[:, j, c] * r[:, j, c]
+            rows_out += [("trait_share", claimed[m], m), ("other_traits_share", "", m),
+                         ("specificity", claimed[m], m)]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values += [share, r2[:, j] - share, share / r2[:, j]]
+    vals = np.stack(values)  # (rows, R + 1)
+    index = pd.MultiIndex.from_tuples(rows_out, names=["estimand", "trait", "metric"])
+    table = pd.DataFrame({"classical": vals[:, 0]}, index=index)
+    kind = None
+    if R:
+        iv = equal_tailed(vals[:, 1:], ci_prob, axis=(-1,))
+        table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
+        kind = "percentile bootstrap over items"
+    unclaimed = [m for m in mnames if m not in claimed]
+    if unclaimed:
+        notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
+                     f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
+                     f"pass claims= for their trait_share and specificity.")
+    notes.append("Regression on point (EBM) factor scores: R^2 is attenuated by the "
+                 "scores' error, so error_share is an upper bound of the metric's own error "
+                 "share; the bootstrap holds the scores fixed.")
+    info = {"data": select.describe(data), "regressors": f"factor scores ({', '.join(traits)}"
+            f"; {score_method})", "level": level,
+            "shares": "Pratt (1987): beta_t * r_t, summing to R^2"}
+    if R:
+        info["resampling"] = f"{R} bootstrap resamples of items"
+    return Result(table, title="Metric variance: claimed trait, other traits, error",
+                  info=info, notes=notes, ci_prob=ci_prob, classical_ci_kind=kind,
+                  random_seed=seed, data_hash=data_hash(data))
+
+
+def _slices(n: int, size: int = 100) -> list[slice]:
+    return [slice(s, min(n, s + size)) for s in range(0, n, size)]
