@@ -28,6 +28,8 @@ framework for analyzing NLG evaluation metrics using measurement theory. *EMNLP*
 Deutsch, D., Dror, R., & Roth, D. (2021). A statistical analysis of summarization evaluation
 metrics using resampling methods. *TACL*, 9, 1132-1146.
 Rubin, D. B. (1981). The Bayesian bootstrap. *Annals of Statistics*, 9(1), 130-134.
+Carroll, R. J., Ruppert, D., Stefanski, L. A., & Crainiceanu, C. M. (2006). *Measurement
+error in nonlinear models* (2nd ed.), ch. 4 (regression calibration). Chapman & Hall/CRC.
 Pratt, J. W. (1987). Dividing the indivisible: using simple symmetry to partition variance
 explained. In *Proc. 2nd International Tampere Conference in Statistics*, 245-260.
 """
@@ -344,25 +346,35 @@ def _claims(data: xr.Dataset, metrics: list[str], factors: list[str],
     return out
 
 
-def _regression_shares(corr: np.ndarray, T: int) -> dict[str, np.ndarray]:
-    """From correlation matrices (..., T + M, T + M) of [factors, metrics]: standardized
-    coefficients beta (..., M, T), R^2 (..., M) and the correlations r (..., M, T)."""
-    rff = corr[..., :T, :T]
-    rfm = corr[..., :T, T:]
-    beta = np.linalg.solve(rff, rfm)  # (..., T, M)
+def _regression_shares(cov: np.ndarray, T: int, psi: np.ndarray | None = None
+                       ) -> dict[str, np.ndarray]:
+    """From covariance matrices (..., T + M, T + M) of [factor scores, metrics]: the
+    standardized coefficients beta (..., M, T), R^2 (..., M) and the correlations r
+    (..., M, T) of each metric with the traits. ``psi`` None: OLS on the standardized
+    scores; else regression calibration, the raw coefficients standardized with the factors'
+    model variance 1 and correlations ``psi`` (see :func:`metric_variance`)."""
+    cff = cov[..., :T, :T]
+    cfm = cov[..., :T, T:]
+    sd_x = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1)[..., T:])  # (..., M)
+    if psi is None:
+        sd_f = np.sqrt(np.diagonal(cff, axis1=-2, axis2=-1))
+        rff = cff / (sd_f[..., :, None] * sd_f[..., None, :])
+        rfm = cfm / (sd_f[..., :, None] * sd_x[..., None, :])
+        beta = np.linalg.solve(rff, rfm)  # (..., T, M)
+    else:
+        raw = np.linalg.solve(cff, cfm)  # (..., T, M), on the latent scale (variance 1)
+        beta = raw / sd_x[..., None, :]
+        rfm = np.einsum("st,...tm->...sm", psi, beta)  # model-implied cor(metric, trait)
     r2 = np.einsum("...tm,...tm->...m", beta, rfm)
     return {"beta": np.swapaxes(beta, -1, -2), "r2": r2, "r": np.swapaxes(rfm, -1, -2)}
 
 
-def _weighted_corr(z: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted correlation matrices: z (..., N, K) rows, w (..., N) row weights."""
+def _weighted_cov(z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted covariance matrices: z (..., N, K) rows, w (..., N) row weights."""
     wsum = w.sum(-1)[..., None]
     mean = np.einsum("...n,...nk->...k", w, z) / wsum
     d = z - mean[..., None, :]
-    cov = np.swapaxes(d * w[..., None], -1, -2) @ d
-    sd = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return cov / (sd[..., :, None] * sd[..., None, :])
+    return (np.swapaxes(d * w[..., None], -1, -2) @ d) / wsum[..., None]
 
 
 def metric_variance(
@@ -372,6 +384,7 @@ def metric_variance(
     metrics: Sequence[str] | None = None,
     claims: Mapping[str, str] | None = None,
     level: str = "output",
+    disattenuate: bool | None = None,
     score_method: str = "EBM",
     run: Any = None,
     reference: Any = "first",
@@ -414,6 +427,10 @@ def metric_variance(
         get no ``trait_share``, ``other_traits_share``, ``specificity`` rows.
     level : {"output", "system"}
         Regress the scores of outputs (default) or the system means.
+    disattenuate : bool, optional
+        Regression calibration (default for ``level="output"``; see Notes): standardize the
+        coefficients with the factors' model variance instead of the scores' sample
+        variance. ``False``: plain OLS on standardized scores (``level="system"``).
     score_method : {"EBM", "regression"}
     run, reference : which metric run and reference.
     ci_prob : float
@@ -430,10 +447,19 @@ def metric_variance(
 
     Notes
     -----
-    Regressing on point factor scores is the classical twin, not an errors-in-variables
-    model: EBM scores are shrunken and noisy, so :math:`R^2` is biased down and
-    ``error_share`` up (attenuation), and the bootstrap holds the scores fixed. The Pratt
-    shares can be negative when factor scores are highly correlated (suppression).
+    Factor scores are shrunken, noisy versions of the traits. Because the metric depends on
+    the ratings only through the traits, regressing it on the scores' posterior means
+    :math:`E[\eta \mid y]` (which the EBM scores approximate) gives the raw
+    coefficients :math:`b_m` of the latent regression without bias (regression calibration;
+    Carroll et al. 2006, ch. 4), but the scores' variance is below the traits' (1) so the
+    usual standardization and :math:`R^2` are attenuated. With ``disattenuate=True`` the raw
+    :math:`b_m = C_{ff}^{-1} c_{fm}` (score covariances) are standardized with the traits'
+    model variance: :math:`\beta_m = b_m / s_m`, :math:`r_{m} = \Psi \beta_m` (the model
+    correlation of metric and traits), :math:`R^2_m = \beta_m^\top \Psi \beta_m`, with
+    :math:`\Psi` the CFA's factor correlations and :math:`s_m` the metric's sd. In small
+    samples :math:`R^2_m` can then exceed 1 (a negative ``error_share``). The bootstrap holds
+    the scores and :math:`\Psi` fixed. Pratt shares can be negative when traits are highly
+    correlated (suppression).
 
     Examples
     --------
@@ -452,6 +478,11 @@ def metric_variance(
     ci_prob = check_ci_prob(ci_prob)
     if level not in ("output", "system"):
         raise ValueError(f"level must be 'output' or 'system', got {level!r}.")
+    if disattenuate is None:
+        disattenuate = level == "output"
+    if disattenuate and level != "output":
+        raise ValueError("disattenuate=True applies to level='output' only: the CFA gives "
+                         "the variance of output factor scores, not of system means.")
     if _is_bayesian(fit):
         raise NotImplementedError("metric_variance takes a classical CFA (bm.cfa(model, "
                                   "data)); the Bayesian metric-validity model is not "
@@ -488,14 +519,15 @@ def metric_variance(
     if level == "output":
         rows = zf.reshape(S * I, -1)
         w = (w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
-        corr = np.concatenate([_weighted_corr(rows[None], w[sl]) for sl in
-                               _slices(len(w_items))])
+        cov = np.concatenate([_weighted_cov(rows[None], w[sl]) for sl in
+                              _slices(len(w_items))])
     else:
         ww = w_items[:, None, :] * keep[None]  # (R+1, S, I)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.einsum("rsi,sik->rsk", ww, zf) / ww.sum(-1)[..., None]
-        corr = _weighted_corr(means, np.ones(means.shape[:2]))
-    parts = _regression_shares(corr, T)
+        cov = _weighted_cov(means, np.ones(means.shape[:2]))
+    psi = _factor_correlations(fit, traits) if disattenuate else None
+    parts = _regression_shares(cov, T, psi)
     beta, r2, r = parts["beta"], parts["r2"], parts["r"]  # (R+1, M, T), (R+1, M)
     rows_out: list[tuple[str, str, str]] = []
     values: list[np.ndarray] = []
@@ -528,17 +560,37 @@ def metric_variance(
         notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
                      f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
                      f"pass claims= for their trait_share and specificity.")
-    notes.append("Regression on point (EBM) factor scores: R^2 is attenuated by the "
-                 "scores' error, so error_share is an upper bound of the metric's own error "
-                 "share; the bootstrap holds the scores fixed.")
+    notes.append("Regression calibration: coefficients standardized with the CFA's factor "
+                 "variances and correlations, so R^2 is not attenuated by the scores' error."
+                 if disattenuate else
+                 "OLS on standardized point (EBM) factor scores: at the output level R^2 is "
+                 "attenuated by the scores' error (error_share too high); use "
+                 "disattenuate=True there.")
+    notes.append("The bootstrap over items holds the factor scores (and the CFA) fixed.")
     info = {"data": select.describe(data), "regressors": f"factor scores ({', '.join(traits)}"
             f"; {score_method})", "level": level,
+            "standardization": "regression calibration (CFA factor variances)"
+            if disattenuate else "sample sd of the scores (OLS on standardized scores)",
             "shares": "Pratt (1987): beta_t * r_t, summing to R^2"}
     if R:
         info["resampling"] = f"{R} bootstrap resamples of items"
     return Result(table, title="Metric variance: claimed trait, other traits, error",
                   info=info, notes=notes, ci_prob=ci_prob, classical_ci_kind=kind,
                   random_seed=seed, data_hash=data_hash(data))
+
+
+def _factor_correlations(fit: Any, traits: list[str]) -> np.ndarray:
+    """The CFA's factor correlation matrix (WLSMV estimates) in the order of ``traits``."""
+    if not hasattr(fit, "details"):
+        raise ValueError("disattenuate=True needs the CFA's factor correlations; pass a "
+                         "bm.cfa result or disattenuate=False.")
+    est = fit.details()["est"]
+    psi = np.eye(len(traits))
+    for (kind, lhs, _op, rhs), value in est.items():
+        if kind == "factor_correlation" and lhs in traits and rhs in traits:
+            a, b = traits.index(lhs), traits.index(rhs)
+            psi[a, b] = psi[b, a] = value
+    return psi
 
 
 def _slices(n: int, size: int = 100) -> list[slice]:
