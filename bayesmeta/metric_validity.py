@@ -364,7 +364,7 @@ def _regression_shares(cov: np.ndarray, T: int, psi: np.ndarray | None = None
     else:
         raw = np.linalg.solve(cff, cfm)  # (..., T, M), on the latent scale (variance 1)
         beta = raw / sd_x[..., None, :]
-        rfm = np.einsum("st,...tm->...sm", psi, beta)  # model-implied cor(metric, trait)
+        rfm = np.einsum("...st,...tm->...sm", psi, beta)  # model cor(metric, trait)
     r2 = np.einsum("...tm,...tm->...m", beta, rfm)
     return {"beta": np.swapaxes(beta, -1, -2), "r2": r2, "r": np.swapaxes(rfm, -1, -2)}
 
@@ -417,8 +417,12 @@ def metric_variance(
     ----------
     data : xarray.Dataset
         The dataset the CFA was fitted to, with metric ``score`` s.
-    fit : CFAResult
-        ``bm.cfa(model, data)`` (WLSMV); its EBM scores are the regressors.
+    fit : CFAResult or OrdinalCFAResult
+        ``bm.cfa(model, data)`` (WLSMV; its EBM scores are the regressors, bootstrap
+        interval) or ``bm.cfa(model, data, method="bayes")`` (two-stage: the posterior-mean
+        scores are the regressors; every posterior draw of the factor correlations is paired
+        with a Bayesian-bootstrap draw of item weights, giving posterior draws of every
+        estimand).
     metrics : list of str, optional
     claims : dict, optional
         ``{metric: factor}``: the trait each metric claims to measure. Default: the data's
@@ -443,7 +447,8 @@ def metric_variance(
     -------
     Result
         ``summary()`` indexed ``(estimand, trait, metric)`` with ``classical``,
-        ``classical_low``, ``classical_high``.
+        ``classical_low``, ``classical_high`` (classical fit) or ``mean, sd, hdi_low,
+        hdi_high, r_hat, ess_bulk, ess_tail`` (Bayesian fit; ``extra["draws"]``).
 
     Notes
     -----
@@ -483,14 +488,16 @@ def metric_variance(
     if disattenuate and level != "output":
         raise ValueError("disattenuate=True applies to level='output' only: the CFA gives "
                          "the variance of output factor scores, not of system means.")
-    if _is_bayesian(fit):
-        raise NotImplementedError("metric_variance takes a classical CFA (bm.cfa(model, "
-                                  "data)); the Bayesian metric-validity model is not "
-                                  "implemented yet.")
+    bayes = _is_bayesian(fit)
     opts = ResamplingOptions.coerce(resampling)
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
-    scores = fit.factor_scores(method=score_method)
+    if bayes:  # two-stage: posterior-mean scores, per-draw Psi and item weights
+        draws = fit.factor_scores()
+        scores = draws.mean(("chain", "draw"))
+        C, D = draws.sizes["chain"], draws.sizes["draw"]
+    else:
+        scores = fit.factor_scores(method=score_method)
     if "item" not in scores.dims:
         raise ValueError("metric_variance needs a CFA fitted to a bayesmeta Dataset.")
     traits = [str(t) for t in scores["trait"].values]
@@ -509,9 +516,11 @@ def metric_variance(
         notes.append(f"{int(incomplete.sum())} output(s) with a missing metric score or no "
                      f"factor score were left out (listwise).")
     S, I = incomplete.shape
-    R = opts.n_resamples
+    R = C * D if bayes else opts.n_resamples
     w_items = np.ones((1, I))
-    if R:
+    if bayes:
+        w_items = I * rng.dirichlet(np.ones(I), size=R)
+    elif R:
         w_items = np.concatenate([w_items, rng.multinomial(I, np.full(I, 1.0 / I), size=R)
                                   .astype(float)])
     keep = (~incomplete).astype(float)
@@ -526,9 +535,13 @@ def metric_variance(
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.einsum("rsi,sik->rsk", ww, zf) / ww.sum(-1)[..., None]
         cov = _weighted_cov(means, np.ones(means.shape[:2]))
-    psi = _factor_correlations(fit, traits) if disattenuate else None
+    psi = None
+    if disattenuate:
+        psi = (fit.idata.posterior["factor_corr"].sel(trait=traits, trait2=traits)
+               .transpose("chain", "draw", "trait", "trait2").values.reshape(R, T, T)
+               if bayes else _factor_correlations(fit, traits))
     parts = _regression_shares(cov, T, psi)
-    beta, r2, r = parts["beta"], parts["r2"], parts["r"]  # (R+1, M, T), (R+1, M)
+    beta, r2, r = parts["beta"], parts["r2"], parts["r"]  # (R(+1), M, T), (R(+1), M)
     rows_out: list[tuple[str, str, str]] = []
     values: list[np.ndarray] = []
     for j, m in enumerate(mnames):
@@ -549,17 +562,44 @@ def metric_variance(
                 values += [share, r2[:, j] - share, share / r2[:, j]]
     vals = np.stack(values)  # (rows, R + 1)
     index = pd.MultiIndex.from_tuples(rows_out, names=["estimand", "trait", "metric"])
+    unclaimed = [m for m in mnames if m not in claimed]
+    if unclaimed:
+        notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
+                     f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
+                     f"pass claims= for their trait_share and specificity.")
+    info = {"data": select.describe(data), "level": level,
+            "shares": "Pratt (1987): beta_t * r_t, summing to R^2"}
+    if bayes:
+        da = xr.DataArray(vals.reshape(len(rows_out), C, D), dims=("row", "chain", "draw"),
+                          coords={"row": np.arange(len(rows_out))})
+        summ = summarize(da, ci_prob=ci_prob)
+        iv = summ["interval"].transpose("row", "ci_bound").values
+        table = pd.DataFrame({"mean": summ["mean"].values, "sd": summ["sd"].values,
+                              "hdi_low": iv[:, 0], "hdi_high": iv[:, 1],
+                              **{k: summ[k].values for k in ("r_hat", "ess_bulk",
+                                                             "ess_tail")}}, index=index)
+        info["regressors"] = (f"posterior-mean factor scores ({', '.join(traits)}) of the "
+                              f"Bayesian CFA")
+        info["posterior"] = (f"{C} x {D} draws: the CFA's factor correlations x a Bayesian "
+                             f"bootstrap over items (two-stage)")
+        notes.append("Two-stage: regression calibration on the posterior-mean factor "
+                     "scores; each draw pairs the CFA's posterior factor correlations with "
+                     "Bayesian-bootstrap item weights. The posterior spread of the scores "
+                     "around their means is not propagated (no joint model).")
+        return Result(table, title="Metric variance: claimed trait, other traits, error "
+                      "(Bayesian, two-stage)", info=info, notes=notes, ci_prob=ci_prob,
+                      posterior="CFA posterior x Bayesian bootstrap over items",
+                      extra={"draws": da.assign_coords(
+                          estimand=("row", [r_[0] for r_ in rows_out]),
+                          trait=("row", [r_[1] for r_ in rows_out]),
+                          metric=("row", [r_[2] for r_ in rows_out]))},
+                      random_seed=seed, data_hash=data_hash(data))
     table = pd.DataFrame({"classical": vals[:, 0]}, index=index)
     kind = None
     if R:
         iv = equal_tailed(vals[:, 1:], ci_prob, axis=(-1,))
         table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
         kind = "percentile bootstrap over items"
-    unclaimed = [m for m in mnames if m not in claimed]
-    if unclaimed:
-        notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
-                     f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
-                     f"pass claims= for their trait_share and specificity.")
     notes.append("Regression calibration: coefficients standardized with the CFA's factor "
                  "variances and correlations, so R^2 is not attenuated by the scores' error."
                  if disattenuate else
@@ -567,11 +607,10 @@ def metric_variance(
                  "attenuated by the scores' error (error_share too high); use "
                  "disattenuate=True there.")
     notes.append("The bootstrap over items holds the factor scores (and the CFA) fixed.")
-    info = {"data": select.describe(data), "regressors": f"factor scores ({', '.join(traits)}"
-            f"; {score_method})", "level": level,
-            "standardization": "regression calibration (CFA factor variances)"
-            if disattenuate else "sample sd of the scores (OLS on standardized scores)",
-            "shares": "Pratt (1987): beta_t * r_t, summing to R^2"}
+    info["regressors"] = f"factor scores ({', '.join(traits)}; {score_method})"
+    info["standardization"] = ("regression calibration (CFA factor variances)"
+                               if disattenuate else
+                               "sample sd of the scores (OLS on standardized scores)")
     if R:
         info["resampling"] = f"{R} bootstrap resamples of items"
     return Result(table, title="Metric variance: claimed trait, other traits, error",

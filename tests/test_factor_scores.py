@@ -252,18 +252,23 @@ class _FakeBayesFit:
     """Stands in for an OrdinalCFAResult: factor-score draws (chain, draw, system, item,
     trait) around given scores (tests the Bayesian path without sampling)."""
 
-    idata = "fake"
-
     def __init__(self, scores: xr.DataArray, noise: float, seed: int = 0,
-                 chains: int = 2, draws: int = 100) -> None:
+                 chains: int = 2, draws: int = 100, psi: np.ndarray | None = None) -> None:
+        from types import SimpleNamespace
+
         rng = np.random.default_rng(seed)
         base = scores.transpose("system", "item", "trait")
         vals = base.values[None, None] + noise * rng.normal(size=(chains, draws,
                                                                    *base.shape))
+        traits = base["trait"].values
         self.draws = xr.DataArray(vals, dims=("chain", "draw", "system", "item", "trait"),
                                   coords={"system": base["system"].values,
-                                          "item": base["item"].values,
-                                          "trait": base["trait"].values})
+                                          "item": base["item"].values, "trait": traits})
+        psi = np.eye(len(traits)) if psi is None else psi
+        corr = xr.DataArray(np.broadcast_to(psi, (chains, draws, *psi.shape)).copy(),
+                            dims=("chain", "draw", "trait", "trait2"),
+                            coords={"trait": traits, "trait2": traits})
+        self.idata = SimpleNamespace(posterior=xr.Dataset({"factor_corr": corr}))
 
     def loo(self):  # pragma: no cover - marks the Bayesian kind
         raise NotImplementedError
@@ -471,6 +476,14 @@ def test_bayesian_factor_scores_and_validity_small_fit():
     check_table(tab)
     assert {"r_hat", "ess_bulk"} <= set(tab.columns)
     assert (res.details()[["sd_factor_scores", "sd_items"]] > 0).all().all()
+    mv = bm.metric_variance(ds, fit, random_seed=3)
+    check_table(mv.summary())
+    b = mv.summary().xs("validity_coefficient")
+    truth = ds["true_metric_loading"] / np.sqrt(1 + ds["true_run_sd"] ** 2)
+    for m in ds["metric"].values:
+        claimed = str(ds["metric_trait"].sel(metric=m).values).lower()
+        row = b.loc[(claimed, m)]
+        assert row["hdi_low"] - 0.1 < float(truth.sel(metric=m)) < row["hdi_high"] + 0.1
 
 
 def test_metric_variance_disattenuated_formula(simulated, sim_fit):
@@ -520,3 +533,25 @@ def test_metric_variance_recovers_truth_from_ebm_scores():
     assert abs(np.mean(bias[True][0])) < 0.03
     assert abs(np.mean(bias[True][1])) < 0.03
     assert np.mean(bias[False][1]) > 0.03
+
+
+def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
+    """The two-stage Bayesian route with draws that equal the EBM scores and the WLSMV
+    factor correlations in every draw: the posterior is the Bayesian bootstrap over items,
+    centred near the classical regression-calibration estimate."""
+    from bayesmeta.cfa import _matrices
+    from bayesmeta.summaries import check_table
+
+    r = sim_fit.extra["ratings"]
+    _, psi, _ = _matrices(sim_fit.details(), list(r["indicator"].values), FACTORS)
+    fake = _FakeBayesFit(sim_fit.factor_scores(), 0.0, psi=psi)
+    res = bm.metric_variance(simulated, fake, random_seed=4)
+    tab = res.summary()
+    check_table(tab)
+    assert list(tab.columns) == ["mean", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk",
+                                 "ess_tail"]
+    cl = bm.metric_variance(simulated, sim_fit, resampling={"n_resamples": 0}
+                            ).summary()["classical"]
+    diff = (tab["mean"] - cl.reindex(tab.index)).abs()
+    assert (diff < 3 * tab["sd"]).all()
+    assert res.extra["draws"].sizes == {"row": len(tab), "chain": 2, "draw": 100}
