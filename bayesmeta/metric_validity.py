@@ -319,17 +319,10 @@ def factor_validity(
 # ----------------------------------------------------------------------------- variance
 def _claims(data: xr.Dataset, metrics: list[str], factors: list[str],
             claims: Mapping[str, str] | None) -> dict[str, str]:
-    """The factor each metric claims to measure: ``claims`` as given, else the data's
-    ``metric_trait`` coord, else the metric name's last ``.``/``-``/``_`` part, matched to
-    the factor names without regard to case (``G.EVAL.4.COH`` -> ``coh``)."""
+    """The factor each metric claims to measure: the data's ``metric_trait`` coord, else the
+    metric name's last ``.``/``-``/``_`` part, matched to the factor names without regard to
+    case (``G.EVAL.4.COH`` -> ``coh``); ``claims`` adds to and overrides these."""
     lower = {f.lower(): f for f in factors}
-    if claims is not None:
-        out = {str(m): str(t) for m, t in claims.items()}
-        bad = {m: t for m, t in out.items() if t not in factors}
-        if bad:
-            raise ValueError(f"claims name traits that are not factors of the CFA "
-                             f"({factors}): {bad}.")
-        return {m: t for m, t in out.items() if m in metrics}
     out = {}
     coord = data["metric_trait"] if "metric_trait" in data.coords else None
     for m in metrics:
@@ -343,6 +336,13 @@ def _claims(data: xr.Dataset, metrics: list[str], factors: list[str],
                     break
         if label is not None and label.lower() in lower:
             out[m] = lower[label.lower()]
+    if claims is not None:
+        given = {str(m): str(t) for m, t in claims.items()}
+        bad = {m: t for m, t in given.items() if t not in factors}
+        if bad:
+            raise ValueError(f"claims name traits that are not factors of the CFA "
+                             f"({factors}): {bad}.")
+        out.update({m: t for m, t in given.items() if m in metrics})
     return out
 
 
@@ -425,10 +425,11 @@ def metric_variance(
         estimand).
     metrics : list of str, optional
     claims : dict, optional
-        ``{metric: factor}``: the trait each metric claims to measure. Default: the data's
-        ``metric_trait`` coord, else the metric name's last part matched to the factor names
-        without regard to case (``"G.EVAL.4.COH"`` -> ``"coh"``). Metrics without a claim
-        get no ``trait_share``, ``other_traits_share``, ``specificity`` rows.
+        ``{metric: factor}``: the trait each metric claims to measure, added to (and
+        overriding) the default: the data's ``metric_trait`` coord, else the metric name's
+        last part matched to the factor names without regard to case (``"G.EVAL.4.COH"`` ->
+        ``"coh"``). Metrics without a claim get no ``trait_share``,
+        ``other_traits_share``, ``specificity`` rows.
     level : {"output", "system"}
         Regress the scores of outputs (default) or the system means.
     disattenuate : bool, optional

@@ -555,3 +555,15 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
     diff = (tab["mean"] - cl.reindex(tab.index)).abs()
     assert (diff < 3 * tab["sd"]).all()
     assert res.extra["draws"].sizes == {"row": len(tab), "chain": 2, "draw": 100}
+
+
+def test_claims_default_from_names_and_override(summeval):
+    from bayesmeta.metric_validity import _claims
+
+    factors = FACTORS
+    got = _claims(summeval, ["G.EVAL.4.COH", "SummaQA", "BLEU"], factors, None)
+    assert got == {"G.EVAL.4.COH": "coh"}
+    got = _claims(summeval, ["G.EVAL.4.COH", "SummaQA"], factors, {"SummaQA": "con"})
+    assert got == {"G.EVAL.4.COH": "coh", "SummaQA": "con"}
+    with pytest.raises(ValueError, match="not factors"):
+        _claims(summeval, ["SummaQA"], factors, {"SummaQA": "CON"})
