@@ -15,10 +15,10 @@ lavPredict ignores) and the data with missing ratings ("missing").
 How close, and why not closer: lavaan minimises the EBM objective per output by BFGS from
 zero and stops at a relative objective change of 1e-8 (nlminb: rel.tol 1e-8); bayesmeta
 solves the same strictly convex objective by Newton's method to machine precision. Where
-lavaan converged (its objective within 1e-4 of ours), the two agree to 1e-3 (BFGS) and
+lavaan converged (its objective within 1e-4 of ours), the two agree to 2e-3 (BFGS) and
 2e-4 (nlminb) on every output, with a median difference below 1e-5; the issue's 1e-4 holds
-for nlminb on the complete data, not for BFGS, whose stopping rule leaves errors up to
-9e-4 where the objective is flat. On a handful of outputs lavaan stops far from the minimum: an
+for nlminb on the complete data (max 9e-5), not for BFGS, whose stopping rule leaves errors
+up to 4e-4 (complete data) and 1.5e-3 (missing ratings) where the objective is flat. On a handful of outputs lavaan stops far from the minimum: an
 expert rating consistency 4 when the others say 5 has probability below lavaan's floor
 (.Machine$double.eps) at the start, where the floored objective is flat; there bayesmeta's
 objective is lower by more than 25 nats, i.e. bayesmeta finds the actual mode. The test
@@ -107,12 +107,12 @@ def _aligned(fit, ref: pd.DataFrame, method: str = "EBM") -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-@pytest.mark.parametrize("column,tol", [("ebm", 1e-3), ("regression", 1e-3),
+@pytest.mark.parametrize("column,tol", [("ebm", 2e-3), ("regression", 2e-3),
                                         ("nlminb", 2e-4)])
 def test_classical_scores_equal_lavaan_lavpredict(lavaan_fits, name, column, tol):
     """lavPredict(fit) (EBM; BFGS), method = "regression" and optim.method = "nlminb" on
     every output where lavaan reached the minimum (its objective within 1e-4 of ours):
-    1e-3 for BFGS, 2e-4 for nlminb, median below 1e-5 (why not tighter: lavaan's stopping
+    2e-3 for BFGS, 2e-4 for nlminb, median below 1e-5 (why not tighter: lavaan's stopping
     rules, relative objective change 1e-8, where the objective is flat; module docstring).
     On every other output lavaan's objective is higher than ours by more than 25: it
     stopped on its floored, flat objective. lavaan's score is never a better minimum."""
