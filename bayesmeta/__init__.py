@@ -43,7 +43,7 @@ from bayesmeta.data import (
     read_report,
     validate,
 )
-from bayesmeta.metric_validity import factor_validity, metric_variance
+from bayesmeta.metric_validity import factor_validity, metric_residuals, metric_variance
 from bayesmeta.models.correlation import fit_correlation_model
 from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
@@ -79,6 +79,7 @@ __all__ = [
     "human_inconsistency",
     "items_needed",
     "load",
+    "metric_residuals",
     "metric_unit_tests",
     "metric_variance",
     "missing_report",
