@@ -43,7 +43,12 @@ from bayesmeta.data import (
     read_report,
     validate,
 )
-from bayesmeta.metric_validity import factor_validity, metric_residuals, metric_variance
+from bayesmeta.metric_validity import (
+    factor_mtmm,
+    factor_validity,
+    metric_residuals,
+    metric_variance,
+)
 from bayesmeta.models.correlation import fit_correlation_model
 from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
@@ -70,6 +75,7 @@ __all__ = [
     "datasets",
     "decision_study",
     "discriminative_power",
+    "factor_mtmm",
     "factor_validity",
     "fit_correlation_model",
     "from_long",

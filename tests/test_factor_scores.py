@@ -615,3 +615,71 @@ def test_metric_residuals_near_zero_for_independent_errors():
         r = res.extra["residual_correlation"].values[np.triu_indices(12, 1)]
         assert abs(r.mean()) < 0.03
         assert np.abs(r).max() < 0.2
+
+
+MTMM_METHODS = {"A": {"coh": "metric01.COH", "con": "metric02.CON"},
+                "B": {"coh": "metric05.COH", "con": "metric06.CON"}}
+
+
+def test_factor_mtmm_cells_kinds_and_campbell_fiske(simulated, sim_fit):
+    """Cells are scipy's Kendall tau of system means; cell kinds follow Campbell & Fiske;
+    the criteria are the shares of resamples where a convergent cell beats its
+    heterotrait cells (recomputed from extra['draws'])."""
+    from bayesmeta.summaries import check_table
+
+    res = bm.factor_mtmm(simulated, sim_fit, methods=MTMM_METHODS,
+                         resampling={"n_resamples": 200}, random_seed=5)
+    tab = res.summary()
+    check_table(tab)
+    assert list(tab.index.names) == ["estimand", "trait", "method", "trait2", "method2"]
+    det = res.details()
+    assert len(tab) == 28  # 4 factor scores + 4 metrics
+    assert det["cell"].value_counts().to_dict() == {"heterotrait-heteromethod": 14,
+                                                    "heterotrait-monomethod": 8,
+                                                    "convergent": 6}
+    fs = sim_fit.factor_scores(level="system")
+    x = simulated["score"].isel(run=0).mean("item")
+    got = tab.loc[("system_kendall", "coh", "Expert", "coh", "A"), "classical"]
+    want = stats.kendalltau(fs.sel(trait="coh"), x.sel(metric="metric01.COH"))[0]
+    assert got == pytest.approx(want, abs=1e-12)
+    got = tab.loc[("system_kendall", "coh", "A", "con", "A"), "classical"]
+    want = stats.kendalltau(x.sel(metric="metric01.COH"), x.sel(metric="metric02.CON"))[0]
+    assert got == pytest.approx(want, abs=1e-12)
+    # Campbell-Fiske for (coh, A) ~ (coh, B), from the draws
+    d = res.extra["draws"]
+
+    def cell(t1, m1, t2, m2):
+        hit = [k for k in range(d.sizes["pair"]) if
+               {(str(d["trait"][k].values), str(d["method"][k].values)),
+                (str(d["trait2"][k].values), str(d["method2"][k].values))} ==
+               {(t1, m1), (t2, m2)}]
+        return d.isel(pair=hit[0]).values
+
+    conv = cell("coh", "A", "coh", "B")
+    hetero = [cell("coh", "A", t, "B") for t in ("con",)] + [
+        cell("coh", "B", t, "A") for t in ("con",)]
+    mono = [cell("coh", "A", "con", "A"), cell("coh", "B", "con", "B")]
+    p_h = np.mean(np.all([conv > h for h in hetero], axis=0))
+    p_m = np.mean(np.all([conv > m for m in mono], axis=0))
+    row = det.loc[("system_kendall", "coh", "A", "coh", "B")]
+    assert row["p_gt_heteromethod"] == pytest.approx(p_h)
+    assert row["p_gt_monomethod"] == pytest.approx(p_m)
+    assert np.isnan(det.loc[("system_kendall", "coh", "A", "con", "A"), "p_gt_monomethod"])
+
+
+def test_factor_mtmm_bayesian_and_default_methods(simulated, sim_fit, summeval,
+                                                  lavaan_fits):
+    from bayesmeta.summaries import check_table
+
+    res = bm.factor_mtmm(simulated, _FakeBayesFit(sim_fit.factor_scores(), 0.3),
+                         methods=MTMM_METHODS, random_seed=1)
+    check_table(res.summary())
+    assert "r_hat" in res.summary().columns
+    assert res.details()["p_gt_heteromethod"].notna().sum() == 6
+    # SummEval: the G-Eval families are found by name (4 + 4 + 4 variables)
+    se = bm.factor_mtmm(summeval, lavaan_fits["four"], resampling={"n_resamples": 0})
+    methods = set(se.summary().index.get_level_values("method"))
+    assert methods == {"Expert", "G.EVAL.3.5", "G.EVAL.4"}
+    assert len(se.summary()) == 12 * 11 // 2
+    with pytest.raises(ValueError, match="not a factor"):
+        bm.factor_mtmm(simulated, sim_fit, methods={"A": {"COH": "metric01.COH"}})
