@@ -52,6 +52,9 @@ from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, summarize
 __all__ = ["factor_mtmm", "factor_validity", "metric_residuals", "metric_variance"]
 
 COEFFICIENTS = ("kendall", "pearson", "spearman")
+#: Groupings of the correlation (the contract's names; paper 001's "input" and "item").
+LEVELS = ("system", "global", "within_item", "within_system")
+_OLD_GROUPINGS = {"global": "global", "within_item": "input", "within_system": "item"}
 #: Correlations per chunk of resamples or draws (bounds the memory of Kendall's sign
 #: matrices: chunk x metrics x traits x systems^2 floats).
 _CHUNK = 50
@@ -159,8 +162,11 @@ def factor_validity(
         Factors of the CFA (default all), e.g. ``["coh", "rel"]``.
     method : {"kendall", "pearson", "spearman"} or a list of them
         The correlation(s); estimand ``"system_<method>"``.
-    level : {"system"}
-        Correlation of system means (the only level implemented).
+    level : {"system", "global", "within_item", "within_system"}
+        ``"system"``: correlation of system means (MetricEval Fig. 4/8). The other
+        groupings (all outputs pooled; per item across systems, averaged; per system across
+        items, averaged) correlate metric scores with output factor scores, classical fits
+        only; estimand ``"<level>_<method>"``.
     score_method : {"EBM", "regression"}
         Classical scores (:meth:`bayesmeta.cfa.CFAResult.factor_scores`).
     run, reference :
@@ -209,13 +215,17 @@ def factor_validity(
 
     ci_prob = check_ci_prob(ci_prob)
     coefs = _coefficients(method)
-    if level != "system":
-        raise NotImplementedError(f"level={level!r} is not implemented; factor_validity "
-                                  f"correlates system means (level='system').")
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(map(repr, LEVELS))}, got "
+                         f"{level!r}.")
     opts = ResamplingOptions.coerce(resampling)
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     bayes = _is_bayesian(fit)
+    if bayes and level != "system":
+        raise NotImplementedError(f"level={level!r} is implemented for classical fits only; "
+                                  f"the Bayesian path correlates system means "
+                                  f"(level='system').")
     scores = fit.factor_scores() if bayes else fit.factor_scores(method=score_method)
     if "item" not in scores.dims:
         raise ValueError("factor_validity needs a CFA fitted to a bayesmeta Dataset (factor "
@@ -232,12 +242,16 @@ def factor_validity(
     mnames = [str(m) for m in x["metric"].values]
     xv = x.transpose("metric", "system", "item").values.astype(float)
     I = len(items)
-    estimands = [f"system_{c}" for c in coefs]
+    estimands = [f"{level}_{c}" for c in coefs]
     index = _table_index(estimands, traits, mnames)
     info = {"data": select.describe(data), "criterion": "factor scores of "
             + ("the Bayesian ordinal CFA (posterior draws)" if bayes else
                f"the WLSMV ordinal CFA ({fsc.check_method(score_method)})"),
-            "correlation": ", ".join(coefs), "level": "system (means over items)"}
+            "correlation": ", ".join(coefs), "level": "system (means over items)"
+            if level == "system" else level}
+    if level != "system":
+        return _validity_outputs(scores, xv, coefs, level, traits, mnames, estimands, index,
+                                 info, opts, rng, seed, data, ci_prob)
     if not bayes:
         fv = scores.transpose("trait", "system", "item").values
         point = _correlate(_weighted_means(xv, None), _weighted_means(fv, None), coefs)
@@ -314,6 +328,45 @@ def factor_validity(
                          "scores alone (unit item weights), sd_items from the item "
                          "sampling alone (posterior-mean scores, Bayesian bootstrap); the "
                          "larger one dominates the interval."])
+
+
+def _validity_outputs(scores, xv, coefs, level, traits, mnames, estimands, index, info,
+                      opts, rng, seed, data, ci_prob) -> Result:
+    """Classical factor validity at the output-level groupings (paper 001): the measures
+    of :func:`bayesmeta.classical.correlation.measure_draws` with each trait's output
+    factor scores as the human score; bootstrap over items through item weights."""
+    from bayesmeta.classical.correlation import GROUPINGS, measure_draws
+
+    group = level if level in GROUPINGS else _OLD_GROUPINGS[level]
+    names = [f"{group}_{c}" for c in coefs]
+    I = xv.shape[-1]
+    R = opts.n_resamples
+    w = np.ones((1, I))
+    if R:
+        w = np.concatenate([w, rng.multinomial(I, np.full(I, 1.0 / I), size=R)
+                            .astype(float)])
+    out = np.stack([measure_draws(xv, scores.sel(trait=t).transpose("system", "item").values,
+                                  item_weights=w, measures=names)
+                    for t in traits], axis=-1)  # (R + 1, M, C, T)
+    vals = np.transpose(out, (2, 3, 1, 0)).reshape(len(index), -1)  # (C*T*M, R + 1)
+    table = pd.DataFrame({"classical": vals[:, 0]}, index=index)
+    kind = None
+    extra: dict[str, Any] = {}
+    if R:
+        iv = equal_tailed(vals[:, 1:], ci_prob, axis=(-1,))
+        table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
+        kind = "percentile bootstrap over items"
+        extra["draws"] = xr.DataArray(
+            np.transpose(out[1:], (0, 2, 1, 3)), dims=("resample", "estimand", "metric",
+                                                       "trait"),
+            coords={"estimand": estimands, "metric": mnames, "trait": traits})
+        info["resampling"] = f"{R} bootstrap resamples of items"
+    return Result(table, title="Validity of metrics against CFA factor scores", info=info,
+                  extra=extra, ci_prob=ci_prob, classical_ci_kind=kind, random_seed=seed,
+                  data_hash=data_hash(data),
+                  notes=["Output-level correlations with the point factor scores (EBM), "
+                         "which are shrunken and noisy: the correlations are attenuated "
+                         "relative to the traits."])
 
 
 # ----------------------------------------------------------------------------- variance

@@ -337,13 +337,40 @@ def test_factor_validity_bayesian_path(simulated, sim_fit):
     assert (noisy.summary()["sd"] > tab["sd"] - 0.02).mean() > 0.8
 
 
+def test_factor_validity_output_level_groupings(simulated, sim_fit):
+    """global: all outputs pooled; within_item: per item across systems, averaged;
+    within_system: per system across items, averaged (scipy on the EBM scores)."""
+    from bayesmeta.summaries import check_table
+
+    m, t = "metric03.FLU", "flu"
+    x = simulated["score"].isel(run=0).sel(metric=m).transpose("system", "item").values
+    f = sim_fit.factor_scores().sel(trait=t).transpose("system", "item").values
+    want = {
+        "global_pearson": stats.pearsonr(x.ravel(), f.ravel())[0],
+        "within_item_kendall": np.mean([stats.kendalltau(x[:, i], f[:, i])[0]
+                                        for i in range(x.shape[1])]),
+        "within_system_spearman": np.mean([stats.spearmanr(x[s], f[s])[0]
+                                           for s in range(x.shape[0])]),
+    }
+    for est, value in want.items():
+        level, coef = est.rsplit("_", 1)
+        res = bm.factor_validity(simulated, sim_fit, level=level, method=coef,
+                                 resampling={"n_resamples": 20}, random_seed=0)
+        check_table(res.summary())
+        got = res.summary().loc[(est, t, m), "classical"]
+        assert got == pytest.approx(value, abs=1e-10), est
+
+
 def test_factor_validity_bad_arguments(simulated, sim_fit):
     with pytest.raises(ValueError, match="method must be"):
         bm.factor_validity(simulated, sim_fit, method="tau")
     with pytest.raises(ValueError, match="not factors"):
         bm.factor_validity(simulated, sim_fit, traits=["COH"])
-    with pytest.raises(NotImplementedError, match="level"):
-        bm.factor_validity(simulated, sim_fit, level="global")
+    with pytest.raises(ValueError, match="level must be one of"):
+        bm.factor_validity(simulated, sim_fit, level="input")
+    with pytest.raises(NotImplementedError, match="classical fits only"):
+        bm.factor_validity(simulated, _FakeBayesFit(sim_fit.factor_scores(), 0.1),
+                           level="global")
 
 
 @pytest.mark.parametrize("level", ["output", "system"])
