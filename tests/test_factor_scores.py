@@ -710,3 +710,24 @@ def test_factor_mtmm_bayesian_and_default_methods(simulated, sim_fit, summeval,
     assert len(se.summary()) == 12 * 11 // 2
     with pytest.raises(ValueError, match="not a factor"):
         bm.factor_mtmm(simulated, sim_fit, methods={"A": {"COH": "metric01.COH"}})
+
+
+def test_plots_return_axes(simulated, sim_fit, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayesmeta import plots
+
+    fv = bm.factor_validity(simulated, sim_fit, resampling={"n_resamples": 20},
+                            random_seed=0)
+    ax = plots.plot_validity_heatmap(fv)
+    assert len(ax.texts) == 12 * 4
+    res = bm.metric_residuals(simulated, sim_fit, resampling={"n_resamples": 20},
+                              random_seed=0)
+    ax = plots.plot_residual_pcs(res)
+    assert len(ax.texts) == 12
+    mt = bm.factor_mtmm(simulated, sim_fit, methods=MTMM_METHODS,
+                        resampling={"n_resamples": 20}, random_seed=0)
+    ax = plots.plot_mtmm_cells(mt)
+    assert len(ax.texts) == 28
+    ax.figure.savefig(tmp_path / "mtmm.png")
