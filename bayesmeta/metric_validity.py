@@ -6,9 +6,9 @@ factor-score system means, with its uncertainty.
 
 * **Classical** (a :class:`bayesmeta.cfa.CFAResult`, WLSMV): the correlation of the system
   means of the metric and of lavaan's EBM factor scores; the interval is a percentile
-  bootstrap over items (the items resampled with replacement, every system keeping its
-  outputs on the resampled items; Deutsch et al. 2021's Boot-Inputs), the factor scores
-  held at their point values.
+  bootstrap over systems and items (``resampling.unit``, default ``"both"``: Deutsch et
+  al. 2021's Boot-Both; ``"items"``: Boot-Inputs, every system keeping its outputs on the
+  resampled items), the factor scores held at their point values.
 * **Bayesian** (a :class:`bayesmeta.models.ordinal_cfa.OrdinalCFAResult`): the same
   statistic in every posterior draw of the factor scores, each draw paired with its own
   Bayesian-bootstrap draw of item weights :math:`b \sim I\,\mathrm{Dir}(1_I)` (Rubin 1981):
@@ -106,16 +106,35 @@ def _weighted_means(v: np.ndarray, w: np.ndarray | None) -> np.ndarray:
                                                             ok.astype(float))
 
 
-def _correlate(xm: np.ndarray, fm: np.ndarray, coefs: list[str]) -> dict[str, np.ndarray]:
-    """Correlations over systems of metric means xm (R, M, S) and factor means fm (R, T, S):
-    dict of (R, M, T)."""
+def _bootstrap_weights(rng: np.random.Generator, n: int, S: int, I: int, unit: str
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """System and item weights of the point estimate (first row, all ones) and ``n``
+    bootstrap resamples: multinomial counts of the resampled ``unit`` ("both", "systems",
+    "items"; Deutsch et al. 2021's Boot-Both, Boot-Systems, Boot-Inputs), ones for the
+    other."""
+    a, b = np.ones((n + 1, S)), np.ones((n + 1, I))
+    if unit in ("both", "systems"):
+        a[1:] = rng.multinomial(S, np.full(S, 1.0 / S), size=n)
+    if unit in ("both", "items"):
+        b[1:] = rng.multinomial(I, np.full(I, 1.0 / I), size=n)
+    return a, b
+
+
+_UNIT_LABEL = {"both": "systems and items", "systems": "systems", "items": "items"}
+
+
+def _correlate(xm: np.ndarray, fm: np.ndarray, coefs: list[str],
+               system_weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Correlations over systems of metric means xm (R, M, S) and factor means fm (R, T, S),
+    systems weighted by ``system_weights`` (R, S) (bootstrap counts): dict of (R, M, T)."""
     out: dict[str, list[np.ndarray]] = {c: [] for c in coefs}
     R = max(xm.shape[0], fm.shape[0])
     xm = np.broadcast_to(xm, (R, *xm.shape[1:]))
     fm = np.broadcast_to(fm, (R, *fm.shape[1:]))
     for start in range(0, R, _CHUNK):
         sl = slice(start, min(R, start + _CHUNK))
-        res = direct_small(xm[sl, :, None, :], fm[sl, None, :, :], None, coefs, "b", 3)
+        wts = None if system_weights is None else system_weights[sl, None, None, :]
+        res = direct_small(xm[sl, :, None, :], fm[sl, None, :, :], wts, coefs, "b", 3)
         for c in coefs:
             out[c].append(res[c])
     return {c: np.concatenate(v, axis=0) for c, v in out.items()}
@@ -175,8 +194,9 @@ def factor_validity(
         Probability of the intervals (default 0.94).
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000): bootstrap resamples of the classical interval
-        (``0``: point estimates only). Bayesian fits use one Bayesian-bootstrap draw per
-        posterior draw.
+        (``0``: point estimates only); ``unit`` (default ``"both"``): what is resampled,
+        ``"systems"``, ``"items"`` or both. Bayesian fits use one Bayesian-bootstrap draw of
+        item weights per posterior draw (systems held fixed).
     random_seed : int, optional
         Seed of the resampling (drawn and recorded when not given).
 
@@ -185,8 +205,8 @@ def factor_validity(
     Result
         ``summary()`` indexed ``(estimand, trait, metric)``, estimand ``"system_kendall"``
         etc. Classical: ``classical`` and ``classical_low``/``classical_high`` (percentile
-        bootstrap over items). Bayesian: ``mean, sd, hdi_low, hdi_high, r_hat, ess_bulk,
-        ess_tail``, with ``sd_factor_scores`` and ``sd_items`` in ``details()``.
+        bootstrap over ``resampling.unit``). Bayesian: ``mean, sd, hdi_low, hdi_high,
+        r_hat, ess_bulk, ess_tail``, with ``sd_factor_scores`` and ``sd_items`` in ``details()``.
         ``extra["draws"]``: the resampling or posterior draws.
 
     Notes
@@ -260,8 +280,9 @@ def factor_validity(
         extra: dict[str, Any] = {}
         kind = None
         if opts.n_resamples:
-            w = rng.multinomial(I, np.full(I, 1.0 / I), size=opts.n_resamples).astype(float)
-            draws = _correlate(_weighted_means(xv, w), _weighted_means(fv, w), coefs)
+            a, w = _bootstrap_weights(rng, opts.n_resamples, len(systems), I, opts.unit)
+            a, w = a[1:], w[1:]
+            draws = _correlate(_weighted_means(xv, w), _weighted_means(fv, w), coefs, a)
             da = xr.DataArray(np.stack([draws[c] for c in coefs], axis=1),
                               dims=("resample", "estimand", "metric", "trait"),
                               coords={"estimand": estimands, "metric": mnames,
@@ -270,15 +291,16 @@ def factor_validity(
                               ci_prob, axis=(-1,)).reshape(-1, 2)
             table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
             extra["draws"] = da
-            kind = "percentile bootstrap over items"
-            info["resampling"] = f"{opts.n_resamples} bootstrap resamples of items"
+            kind = f"percentile bootstrap over {_UNIT_LABEL[opts.unit]}"
+            info["resampling"] = (f"{opts.n_resamples} bootstrap resamples of "
+                                  f"{_UNIT_LABEL[opts.unit]}")
         return Result(table, title="Validity of metrics against CFA factor scores",
                       info=info, extra=extra, ci_prob=ci_prob, classical_ci_kind=kind,
                       random_seed=seed, data_hash=data_hash(data),
                       notes=["The bootstrap holds the factor scores at their point values: "
-                             "the interval reflects the sampling of items, not the "
-                             "uncertainty of the scores (fit the CFA with method='bayes' "
-                             "for that)."])
+                             "the interval reflects the sampling of systems and items "
+                             "(resampling.unit), not the uncertainty of the scores (fit "
+                             "the CFA with method='bayes' for that)."])
     # ---------------------------------------------------------------- Bayesian
     post = scores.transpose("chain", "draw", "trait", "system", "item")
     C, D = post.sizes["chain"], post.sizes["draw"]
@@ -339,14 +361,11 @@ def _validity_outputs(scores, xv, coefs, level, traits, mnames, estimands, index
 
     group = level if level in GROUPINGS else _OLD_GROUPINGS[level]
     names = [f"{group}_{c}" for c in coefs]
-    I = xv.shape[-1]
+    S, I = xv.shape[1:]
     R = opts.n_resamples
-    w = np.ones((1, I))
-    if R:
-        w = np.concatenate([w, rng.multinomial(I, np.full(I, 1.0 / I), size=R)
-                            .astype(float)])
+    a, w = _bootstrap_weights(rng, R, S, I, opts.unit)
     out = np.stack([measure_draws(xv, scores.sel(trait=t).transpose("system", "item").values,
-                                  item_weights=w, measures=names)
+                                  system_weights=a, item_weights=w, measures=names)
                     for t in traits], axis=-1)  # (R + 1, M, C, T)
     vals = np.transpose(out, (2, 3, 1, 0)).reshape(len(index), -1)  # (C*T*M, R + 1)
     table = pd.DataFrame({"classical": vals[:, 0]}, index=index)
@@ -355,12 +374,12 @@ def _validity_outputs(scores, xv, coefs, level, traits, mnames, estimands, index
     if R:
         iv = equal_tailed(vals[:, 1:], ci_prob, axis=(-1,))
         table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
-        kind = "percentile bootstrap over items"
+        kind = f"percentile bootstrap over {_UNIT_LABEL[opts.unit]}"
         extra["draws"] = xr.DataArray(
             np.transpose(out[1:], (0, 2, 1, 3)), dims=("resample", "estimand", "metric",
                                                        "trait"),
             coords={"estimand": estimands, "metric": mnames, "trait": traits})
-        info["resampling"] = f"{R} bootstrap resamples of items"
+        info["resampling"] = f"{R} bootstrap resamples of {_UNIT_LABEL[opts.unit]}"
     return Result(table, title="Validity of metrics against CFA factor scores", info=info,
                   extra=extra, ci_prob=ci_prob, classical_ci_kind=kind, random_seed=seed,
                   data_hash=data_hash(data),
@@ -493,8 +512,10 @@ def metric_variance(
     run, reference : which metric run and reference.
     ci_prob : float
     resampling : ResamplingOptions or dict, optional
-        ``n_resamples`` (default 1000; 0: point estimates only): the percentile bootstrap
-        over items (outputs of a resampled item enter with its multiplicity).
+        ``n_resamples`` (default 1000; 0: point estimates only) and ``unit`` (default
+        ``"both"``, else ``"systems"`` or ``"items"``) of the percentile bootstrap: output
+        (s, i) enters with the multiplicity of its system times that of its item. Bayesian
+        fits: one Bayesian-bootstrap draw of item weights per posterior draw.
     random_seed : int, optional
 
     Returns
@@ -571,24 +592,23 @@ def metric_variance(
                      f"factor score were left out (listwise).")
     S, I = incomplete.shape
     R = C * D if bayes else opts.n_resamples
-    w_items = np.ones((1, I))
     if bayes:
-        w_items = I * rng.dirichlet(np.ones(I), size=R)
-    elif R:
-        w_items = np.concatenate([w_items, rng.multinomial(I, np.full(I, 1.0 / I), size=R)
-                                  .astype(float)])
+        w_sys, w_items = np.ones((R, S)), I * rng.dirichlet(np.ones(I), size=R)
+    else:
+        w_sys, w_items = _bootstrap_weights(rng, R, S, I, opts.unit)
     keep = (~incomplete).astype(float)
     zf = np.where(incomplete[..., None], 0.0, z)
     if level == "output":
         rows = zf.reshape(S * I, -1)
-        w = (w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
+        w = (w_sys[:, :, None] * w_items[:, None, :] * keep[None]).reshape(len(w_items),
+                                                                           S * I)
         cov = np.concatenate([_weighted_cov(rows[None], w[sl]) for sl in
                               _slices(len(w_items))])
     else:
         ww = w_items[:, None, :] * keep[None]  # (R+1, S, I)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.einsum("rsi,sik->rsk", ww, zf) / ww.sum(-1)[..., None]
-        cov = _weighted_cov(means, np.ones(means.shape[:2]))
+        cov = _weighted_cov(means, w_sys)
     psi = None
     if disattenuate:
         psi = (fit.idata.posterior["factor_corr"].sel(trait=traits, trait2=traits)
@@ -653,20 +673,20 @@ def metric_variance(
     if R:
         iv = equal_tailed(vals[:, 1:], ci_prob, axis=(-1,))
         table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
-        kind = "percentile bootstrap over items"
+        kind = f"percentile bootstrap over {_UNIT_LABEL[opts.unit]}"
     notes.append("Regression calibration: coefficients standardized with the CFA's factor "
                  "variances and correlations, so R^2 is not attenuated by the scores' error."
                  if disattenuate else
                  "OLS on standardized point (EBM) factor scores: at the output level R^2 is "
                  "attenuated by the scores' error (error_share too high); use "
                  "disattenuate=True there.")
-    notes.append("The bootstrap over items holds the factor scores (and the CFA) fixed.")
+    notes.append("The bootstrap holds the factor scores (and the CFA) fixed.")
     info["regressors"] = f"factor scores ({', '.join(traits)}; {score_method})"
     info["standardization"] = ("regression calibration (CFA factor variances)"
                                if disattenuate else
                                "sample sd of the scores (OLS on standardized scores)")
     if R:
-        info["resampling"] = f"{R} bootstrap resamples of items"
+        info["resampling"] = f"{R} bootstrap resamples of {_UNIT_LABEL[opts.unit]}"
     return Result(table, title="Metric variance: claimed trait, other traits, error",
                   info=info, notes=notes, ci_prob=ci_prob, classical_ci_kind=kind,
                   random_seed=seed, data_hash=data_hash(data))
@@ -769,7 +789,7 @@ def metric_residuals(
     disattenuate : bool
         Regression calibration (default) or the partial correlation given the scores.
     score_method, run, reference, ci_prob, resampling, random_seed :
-        As :func:`metric_variance` (percentile bootstrap over items).
+        As :func:`metric_variance` (percentile bootstrap over ``resampling.unit``).
 
     Returns
     -------
@@ -831,13 +851,10 @@ def metric_residuals(
                      f"factor score were left out (listwise).")
     S, I = incomplete.shape
     R = opts.n_resamples
-    w_items = np.ones((1, I))
-    if R:
-        w_items = np.concatenate([w_items, rng.multinomial(I, np.full(I, 1.0 / I), size=R)
-                                  .astype(float)])
+    w_sys, w_items = _bootstrap_weights(rng, R, S, I, opts.unit)
     keep = (~incomplete).astype(float)
     rows = np.where(incomplete[..., None], 0.0, z).reshape(S * I, -1)
-    w = (w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
+    w = (w_sys[:, :, None] * w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
     cov = np.concatenate([_weighted_cov(rows[None], w[sl]) for sl in _slices(len(w_items))])
     psi = _factor_correlations(fit, traits) if disattenuate else None
     corr = _residual_corr(cov, T, psi)  # (R + 1, M, M)
@@ -859,7 +876,7 @@ def metric_residuals(
     if R:
         iv = equal_tailed(vals[:, 1:], ci_prob, axis=(-1,))
         table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
-        kind = "percentile bootstrap over items"
+        kind = f"percentile bootstrap over {_UNIT_LABEL[opts.unit]}"
     notes.append("Residual correlations after regression calibration on the factor scores "
                  "(the traits' model covariance removed)." if disattenuate else
                  "Partial correlations given the point factor scores (part of the traits' "
@@ -871,7 +888,7 @@ def metric_residuals(
             f"({', '.join(traits)}; {score_method})", "metrics": M,
             "components": k}
     if R:
-        info["resampling"] = f"{R} bootstrap resamples of items"
+        info["resampling"] = f"{R} bootstrap resamples of {_UNIT_LABEL[opts.unit]}"
     extra = {"residual_correlation": xr.DataArray(
         corr[0], dims=("metric", "metric2"), coords={"metric": mnames, "metric2": mnames})}
     return Result(table, title="Residual correlations of metrics after the traits",
@@ -921,8 +938,8 @@ def factor_mtmm(
     ----------
     data : xarray.Dataset
     fit : CFAResult or OrdinalCFAResult
-        Classical: EBM scores, percentile bootstrap over items. Bayesian: the posterior
-        draws of the scores, each with a Bayesian-bootstrap draw of item weights.
+        Classical: EBM scores, percentile bootstrap (``resampling.unit``). Bayesian: the
+        posterior draws of the scores, each with a Bayesian-bootstrap draw of item weights.
     methods : dict, optional
         ``{method: {factor: metric}}``, e.g. ``{"G-EVAL-4": {"coh": "G.EVAL.4.COH",
         ...}}``. Default: metric families whose names end in a factor name, with at least
@@ -1015,10 +1032,12 @@ def factor_mtmm(
     else:
         fv0 = scores.transpose("trait", "system", "item").values
         n = opts.n_resamples
-        w = rng.multinomial(I, np.full(I, 1.0 / I), size=n).astype(float) if n else None
+        a_sys, w = _bootstrap_weights(rng, n, len(systems), I, opts.unit)
+        a_sys, w = a_sys[1:], w[1:]
     iu = np.triu_indices(V, 1)
 
-    def cells(fv: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    def cells(fv: np.ndarray, weights: np.ndarray | None,
+              system_weights: np.ndarray | None = None) -> np.ndarray:
         """(R, pairs) correlations for factor scores fv (R or 1, T, S, I)."""
         if weights is None:
             fm = _weighted_means(fv[0], None)
@@ -1032,7 +1051,7 @@ def factor_mtmm(
                                                     *fm.shape[1:])),
                                np.broadcast_to(xm, (max(fm.shape[0], xm.shape[0]),
                                                     *xm.shape[1:]))], axis=1)
-        r = _correlate(allm, allm, [coef_name])[coef_name]  # (R, V, V)
+        r = _correlate(allm, allm, [coef_name], system_weights)[coef_name]  # (R, V, V)
         return r[:, iu[0], iu[1]]
 
     if bayes:
@@ -1040,7 +1059,7 @@ def factor_mtmm(
     else:
         point = cells(fv0[None], None)[0]
         draws = (np.concatenate([cells(np.broadcast_to(fv0, (sl.stop - sl.start,
-                                                             *fv0.shape)), w[sl])
+                                                             *fv0.shape)), w[sl], a_sys[sl])
                                  for sl in _slices(n, _CHUNK)]) if n else None)
     est = f"system_{coef_name}"
     labels = [(est, spec[a][1], spec[a][0], spec[b][1], spec[b][0]) for a, b in
@@ -1106,7 +1125,7 @@ def factor_mtmm(
     if draws is not None:
         iv = equal_tailed(draws.T, ci_prob, axis=(-1,))
         table["classical_low"], table["classical_high"] = iv[:, 0], iv[:, 1]
-        kind = "percentile bootstrap over items"
+        kind = f"percentile bootstrap over {_UNIT_LABEL[opts.unit]}"
     return Result(table, title="Multitrait-multimethod table on factor scores", info=info,
                   details=details, notes=notes, extra=extra, ci_prob=ci_prob,
                   classical_ci_kind=kind,

@@ -319,9 +319,10 @@ def plot_residual_pcs(result: Any, ax: Any = None, components: tuple[str, str] =
     ax = _axes(ax, height=5.0)
     ax.axhline(0, color="0.8", lw=0.8)
     ax.axvline(0, color="0.8", lw=0.8)
-    if la is not None and lb is not None:
-        ax.errorbar(pa, pb, xerr=[pa - la, ha - pa], yerr=[pb - lb, hb - pb], fmt="none",
-                    ecolor="C0", alpha=0.4, lw=0.8)
+    if la is not None and lb is not None:  # intervals as lines (a percentile interval
+        # need not contain the point estimate)
+        ax.hlines(pb, la, ha, color="C0", alpha=0.4, lw=0.8)
+        ax.vlines(pa, lb, hb, color="C0", alpha=0.4, lw=0.8)
     ax.plot(pa, pb, "o", color="C0", ms=4)
     for m in pa.index:
         ax.annotate(str(m), (pa[m], pb[m]), fontsize=6, xytext=(2, 2),

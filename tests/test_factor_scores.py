@@ -293,7 +293,7 @@ def test_factor_validity_classical_point_values(simulated, sim_fit):
     tab = res.summary()
     check_table(tab)
     assert list(tab.index.names) == ["estimand", "trait", "metric"]
-    assert tab.attrs["classical_ci_kind"] == "percentile bootstrap over items"
+    assert tab.attrs["classical_ci_kind"] == "percentile bootstrap over systems and items"
     assert res.provenance["random_seed"] == 3
     fs = sim_fit.factor_scores(level="system")
     x = simulated["score"].isel(run=0).mean("item")
