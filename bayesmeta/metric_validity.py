@@ -214,8 +214,9 @@ def factor_validity(
     The classical bootstrap holds the factor scores fixed (refitting the CFA per resample
     is not done), so its interval reflects the sampling of systems and items only; the
     Bayesian interval adds the uncertainty of the scores but holds the systems fixed
-    (a Bayesian bootstrap over items, as issue 11 specifies). Bayesian draws: for posterior draw :math:`d` with scores
-    :math:`\eta^{(d)}` and weights :math:`b^{(d)} \sim I\,\mathrm{Dir}(1_I)`,
+    (a Bayesian bootstrap over items, as issue 11 specifies). Bayesian draws: for
+    posterior draw :math:`d` with scores :math:`\eta^{(d)}` and weights
+    :math:`b^{(d)} \sim I\,\mathrm{Dir}(1_I)`,
     :math:`r^{(d)} = \mathrm{cor}_s(\sum_i b^{(d)}_i x_{msi} / \sum_i b^{(d)}_i,\;
     \sum_i b^{(d)}_i \eta^{(d)}_{tsi} / \sum_i b^{(d)}_i)`.
 
