@@ -52,6 +52,12 @@ from bayesmeta.data import (
     read_report,
     validate,
 )
+from bayesmeta.metric_validity import (
+    factor_mtmm,
+    factor_validity,
+    metric_residuals,
+    metric_variance,
+)
 from bayesmeta.models.correlation import fit_correlation_model
 from bayesmeta.models.decision_study import decision_study
 from bayesmeta.models.rater import rater_bias
@@ -80,6 +86,8 @@ __all__ = [
     "datasets",
     "decision_study",
     "discriminative_power",
+    "factor_mtmm",
+    "factor_validity",
     "fit_correlation_model",
     "from_long",
     "from_wide",
@@ -92,7 +100,9 @@ __all__ = [
     "load",
     "meta_correlation",
     "metric_kinds",
+    "metric_residuals",
     "metric_unit_tests",
+    "metric_variance",
     "missing_report",
     "mtmm",
     "perturbation_detection",

@@ -192,7 +192,22 @@ def cfa(
     fit = fit_wlsmv(spec, sample)
     dhash = data_hash(data) if isinstance(data, xr.Dataset) else frame_hash(
         values, spec.observed)
-    return _result(spec, fit, values, int(empty.sum()), ci_prob, dhash)
+    ratings = _ratings(values, frame.index[~empty], spec.observed)
+    return _result(spec, fit, values, int(empty.sum()), ci_prob, dhash, ratings)
+
+
+def _ratings(values: np.ndarray, index: pd.Index, names: Any) -> xr.DataArray:
+    """The cases x indicators ratings the model was fitted to (dims ``output``,
+    ``indicator``; ``system`` and ``item`` coords along ``output`` when the cases are
+    labelled so), kept for :meth:`CFAResult.factor_scores`."""
+    coords: dict[str, Any] = {"output": np.arange(values.shape[0]),
+                              "indicator": [str(n) for n in names]}
+    if isinstance(index, pd.MultiIndex) and {"system", "item"} <= set(index.names):
+        coords["system"] = ("output", index.get_level_values("system").astype(str).to_numpy())
+        coords["item"] = ("output", index.get_level_values("item").astype(str).to_numpy())
+    else:
+        coords["case"] = ("output", index.astype(str).to_numpy())
+    return xr.DataArray(values, dims=("output", "indicator"), coords=coords, name="rating")
 
 
 def frame_hash(values: np.ndarray, names: Any) -> str:
@@ -203,7 +218,7 @@ def frame_hash(values: np.ndarray, names: Any) -> str:
 
 
 def _result(spec: ModelSpec, fit: OrdinalCFAFit, values: np.ndarray, n_empty: int,
-            ci_prob: float, dhash: str) -> CFAResult:
+            ci_prob: float, dhash: str, ratings: xr.DataArray | None = None) -> CFAResult:
     table = parameter_table(fit, spec.factors, ci_prob=ci_prob)
     n_missing = int(np.isnan(values).sum())
     info = {
@@ -230,6 +245,8 @@ def _result(spec: ModelSpec, fit: OrdinalCFAFit, values: np.ndarray, n_empty: in
         "implied": xr.DataArray(fit.implied, dims=("variable", "variable2"),
                                 coords={"variable": p, "variable2": p}),
     }
+    if ratings is not None:
+        extra["ratings"] = ratings
     res = CFAResult(table, title="Ordinal confirmatory factor analysis (WLSMV)", info=info,
                     extra=extra, notes=notes, ci_prob=ci_prob,
                     classical_ci_kind="Wald (robust SE)", data_hash=dhash)
@@ -264,6 +281,77 @@ class CFAResult(Result):
         ``parameterEstimates`` and ``standardizedSolution`` in one table)."""
         out = self._table.join(self._details)
         out.attrs = dict(self._table.attrs)
+        return out
+
+    def factor_scores(self, *, level: str = "output", method: str = "EBM") -> xr.DataArray:
+        r"""Factor scores of every output (or their system means), as lavaan's
+        ``lavPredict()``.
+
+        Parameters
+        ----------
+        level : {"output", "system"}
+            ``"output"``: one score per output (system x item) and factor; ``"system"``:
+            the mean over items of each system's output scores.
+        method : {"EBM", "regression"}
+            ``"EBM"``: empirical Bayes modal, the mode of the factors' posterior given the
+            output's ratings with the WLSMV estimates plugged in (lavaan's default for
+            ordered indicators). ``"regression"``: lavaan's ``method = "regression"``, which
+            lavaan 0.6-14 computes as EBM when indicators are ordered, so it equals
+            ``"EBM"`` here too.
+
+        Returns
+        -------
+        xarray.DataArray
+            dims ``(system, item, trait)`` (``level="output"``; ``trait`` holds the factor
+            names), ``(system, trait)`` (``level="system"``), or ``(output, trait)`` for a
+            DataFrame without system and item labels; NaN for an output with no rating.
+
+        Notes
+        -----
+        The EBM score of output :math:`n` minimises
+        :math:`\tfrac12 \eta^\top\Psi^{-1}\eta - \sum_j \log[\Phi((\tau_{j,k_{nj}} -
+        \lambda_j^\top\eta)/\sqrt{\theta_{jj}}) - \Phi((\tau_{j,k_{nj}-1} -
+        \lambda_j^\top\eta)/\sqrt{\theta_{jj}})]` over its observed ratings (residual
+        covariances ignored, as lavaan does); solved by Newton's method to machine precision
+        (:func:`bayesmeta.factor_scores.ebm_scores`). lavaan stops BFGS at a relative
+        objective change of 1e-8: the two agree to about 1e-5 on SummEval.
+
+        References
+        ----------
+        Rosseel (2012), lavaan, *J. Stat. Softw.* 48(2); Skrondal & Rabe-Hesketh (2004),
+        *Generalized latent variable modeling*, Sec. 7.3.
+
+        Examples
+        --------
+        >>> import bayesmeta as bm
+        >>> ds = bm.datasets.simulated(random_seed=0, n_systems=5, n_items=20)
+        >>> fit = bm.cfa("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", ds)
+        >>> fit.factor_scores().dims
+        ('system', 'item', 'trait')
+        >>> fit.factor_scores(level="system").sizes["system"]
+        5
+
+        R equivalent: ``lavPredict(fit)`` (``method = "EBM"``) per output; system means with
+        ``aggregate(lavPredict(fit), list(system = d$model_id), mean)``.
+        """
+        from bayesmeta import factor_scores as fsc
+
+        fsc.check_level(level)
+        method = fsc.check_method(method)
+        ratings = self.extra.get("ratings")
+        if ratings is None or self.spec is None:
+            raise ValueError("this CFA result keeps no ratings (saved by an older "
+                             "bayesmeta); refit with bm.cfa to get factor scores.")
+        codes, thresholds = _codes_and_thresholds(ratings, self._details)
+        lam, psi, theta = _matrices(self._details, list(ratings["indicator"].values),
+                                    list(self.spec.factors))
+        values = fsc.ebm_scores(codes, lam, psi, theta, thresholds)
+        out = fsc.from_cases(values, ratings, list(self.spec.factors))
+        out.name = "factor_score"
+        out.attrs = {"method": method, "level": "output",
+                     "estimator": "empirical Bayes modal (lavPredict, EBM)"}
+        if level == "system":
+            out = fsc.system_means(out)
         return out
 
     def fit_measures(self) -> pd.Series:
@@ -362,3 +450,41 @@ class CFAResult(Result):
                 else:
                     out.append(line(("." if r["lhs"] in observed else "") + r["lhs"], r))
         return out
+
+
+def _codes_and_thresholds(ratings: xr.DataArray, details: pd.DataFrame
+                          ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Category positions (0..K-1 among each indicator's observed values, NaN missing) and
+    the estimated thresholds of each indicator (lavaan's t1, t2, ... in order)."""
+    values = np.asarray(ratings.values, dtype=float)
+    codes = np.full(values.shape, np.nan)
+    est = details["est"]
+    thresholds = []
+    for j, ind in enumerate(ratings["indicator"].values):
+        col = values[:, j]
+        ok = ~np.isnan(col)
+        levels = np.unique(col[ok])
+        codes[ok, j] = np.searchsorted(levels, col[ok])
+        rows = est.xs(("threshold", str(ind), "|"), level=("estimand", "lhs", "op"))
+        t = rows.loc[[f"t{c + 1}" for c in range(len(levels) - 1)]].to_numpy(dtype=float)
+        thresholds.append(t)
+    return codes, thresholds
+
+
+def _matrices(details: pd.DataFrame, indicators: list[str], factors: list[str]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Loadings (J x F), factor correlations (F x F) and residual variances (J) from the
+    unstandardized estimates of a WLSMV fit (``details()["est"]``)."""
+    est = details["est"]
+    lam = np.zeros((len(indicators), len(factors)))
+    psi = np.eye(len(factors))
+    theta = np.zeros(len(indicators))
+    for (kind, lhs, _op, rhs), value in est.items():
+        if kind == "loading":
+            lam[indicators.index(rhs), factors.index(lhs)] = value
+        elif kind == "factor_correlation":
+            a, b = factors.index(lhs), factors.index(rhs)
+            psi[a, b] = psi[b, a] = value
+        elif kind == "residual_variance":
+            theta[indicators.index(lhs)] = value
+    return lam, psi, theta

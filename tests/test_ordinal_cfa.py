@@ -259,11 +259,12 @@ def test_pipeline_table_is_lavaan_format_with_classical_beside_posterior(fake_fi
 def test_pipeline_factor_scores_dims(fake_fit):
     fit, ds = fake_fit
     fs = fit.factor_scores()
-    assert fs.dims == ("system", "item", "trait", "chain", "draw")
+    assert fs.dims == ("chain", "draw", "system", "item", "trait")
     assert fs.sizes["system"] == 10 and fs.sizes["item"] == 30
     assert list(fs["trait"].values) == ["coh", "con", "flu", "rel"]
+    assert list(fs["system"].values) == [str(s) for s in ds["system"].values]
     first = ds["system"].values[0], ds["item"].values[0]
-    assert fs.sel(system=first[0], item=first[1]).shape == (4, 2, 60)
+    assert fs.sel(system=first[0], item=first[1]).shape == (2, 60, 4)
 
 
 def test_pipeline_fit_measures_and_loo(fake_fit):
@@ -287,7 +288,7 @@ def test_pipeline_save_load_roundtrip(fake_fit, tmp_path):
     check_table(back.summary())
     assert back.provenance == fit.provenance and back.provenance["random_seed"] == 3
     assert str(back) == str(fit)
-    assert back.factor_scores().dims == ("system", "item", "trait", "chain", "draw")
+    assert back.factor_scores().dims == ("chain", "draw", "system", "item", "trait")
     pd.testing.assert_frame_equal(back.fit_measures(), fit.fit_measures())
 
 

@@ -235,15 +235,58 @@ class OrdinalCFAResult(Result):
 
     kind = "ordinal_cfa"
 
-    def factor_scores(self) -> xr.DataArray:
-        """Posterior draws of the factor scores, dims ``(system, item, trait, chain,
-        draw)`` (``trait`` holds the factor names); ``(output, trait, chain, draw)`` when the
-        data had no system and item labels."""
+    def factor_scores(self, *, level: str = "output") -> xr.DataArray:
+        r"""Posterior draws of the factor scores, per output or as system means.
+
+        Parameters
+        ----------
+        level : {"output", "system"}
+            ``"output"``: the draws of :math:`\eta_n` of every output (system x item);
+            ``"system"``: in every draw, the mean over items of each system's output scores,
+            :math:`\bar\eta_s = |I_s|^{-1}\sum_i \eta_{si}`.
+
+        Returns
+        -------
+        xarray.DataArray
+            dims ``(chain, draw, system, item, trait)`` (``level="output"``; ``trait`` holds
+            the factor names), ``(chain, draw, system, trait)`` (``level="system"``), or
+            ``(chain, draw, output, trait)`` when the data had no system and item labels.
+            Summarise with :func:`bayesmeta.summaries.summarize` (mean, sd, HDI, R-hat,
+            ESS).
+
+        Notes
+        -----
+        With the default ``parameterization="augmented"`` each draw of :math:`\eta_n` comes
+        from its conditional normal given the draw's latent responses and parameters
+        (:func:`bayesmeta.models._cfa_derived.draw_factor_scores`), so the draws carry the
+        uncertainty of the scores and of the loadings, thresholds and correlations. The
+        classical twin is :meth:`bayesmeta.cfa.CFAResult.factor_scores` (lavaan's EBM, the
+        mode of the same conditional posterior at the WLSMV estimates).
+
+        Examples
+        --------
+        >>> fs = fit.factor_scores(level="system")  # doctest: +SKIP
+        >>> bayesmeta.summaries.summarize(fs)["interval"].dims  # doctest: +SKIP
+        ('system', 'trait', 'ci_bound')
+
+        R equivalent: ``blavaan::blavPredict(fit, type = "lv")`` (draws per output).
+        """
+        from bayesmeta.factor_scores import check_level, system_means
+
+        check_level(level)
         da = self.idata.posterior["factor_score"]
         if "system" in da.coords and "item" in da.coords:
-            da = da.set_index(output=["system", "item"]).unstack("output")
-            return da.transpose("system", "item", "trait", "chain", "draw")
-        return da.transpose("output", "trait", "chain", "draw")
+            system, item = da["system"].values, da["item"].values
+            idx = pd.MultiIndex.from_arrays([system, item], names=["system", "item"])
+            da = da.drop_vars(["system", "item"]).assign_coords(
+                xr.Coordinates.from_pandas_multiindex(idx, "output")).unstack("output")
+            da = da.reindex(system=pd.unique(system), item=pd.unique(item))
+            da = da.transpose("chain", "draw", "system", "item", "trait")
+        else:
+            da = da.transpose("chain", "draw", "output", "trait")
+        da.name = "factor_score"
+        da.attrs = {"level": "output", "estimator": "posterior draws (Bayesian ordinal CFA)"}
+        return system_means(da) if level == "system" else da
 
     def fit_measures(self) -> pd.DataFrame:
         """BRMSEA, BCFI, BTLI and the discrepancy (posterior mean, sd, HDI, R-hat, ESS),
