@@ -586,7 +586,7 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
 
 
 def test_claims_default_from_names_and_override(summeval):
-    from bayesmeta.metric_validity import _claims
+    from bayesmeta.metric_validity.variance import _claims
 
     factors = FACTORS
     got = _claims(summeval, ["G.EVAL.4.COH", "SummaQA", "BLEU"], factors, None)
