@@ -306,3 +306,24 @@ def test_validity_results_round_trip(tmp_path, simulated):
         assert type(back) is type(res)
         pd.testing.assert_frame_equal(back.summary(), res.summary())
         assert str(back) == str(res)
+
+
+def test_concurrent_validity_on_cfa_factor_scores(simulated):
+    """criterion=<CFA fit>: the criterion is each trait's factor scores (MetricEval Fig. 4);
+    the classical column equals SciPy's Kendall tau of metric and factor-score system means."""
+    from scipy.stats import kendalltau
+
+    model = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))
+                      for t in ("COH", "FLU"))
+    fit = bm.cfa(model, simulated)
+    res = bm.concurrent_validity(simulated, criterion=fit, random_seed=3,
+                                 resampling={"n_resamples": 40})
+    tab = res.summary()
+    check_table(tab)
+    same = bm.factor_validity(simulated, fit, random_seed=3, resampling={"n_resamples": 40})
+    pd.testing.assert_frame_equal(tab, same.summary())
+    eta = fit.factor_scores(level="system").sel(trait="flu")
+    x = simulated["score"].sel(metric="metric03.FLU", run="1").mean("item")
+    ref = kendalltau(x.sel(system=eta["system"].values).values, eta.values).statistic
+    assert tab.loc[("system_kendall", "flu", "metric03.FLU"), "classical"] == pytest.approx(
+        ref, abs=1e-12)

@@ -128,8 +128,15 @@ def concurrent_validity(
     For metric scores :math:`x_{si}` and the human score :math:`z_{si}` (the mean over
     raters of a trait's ratings, a continuous judgment, or ``human``), the coefficient
     under one grouping of paper 001: ``system``, :math:`r(\bar x_{s\cdot}, \bar z_{s\cdot})`
-    (MetricEval Fig. 4); ``item``, per system across items, averaged; ``input``, per item
-    across systems, averaged; ``global``, all outputs pooled.
+    (MetricEval Fig. 4); ``within_system``, per system across items, averaged;
+    ``within_item``, per item across systems, averaged; ``global``, all outputs pooled.
+
+    With ``criterion=`` a fitted CFA (``bm.cfa(...)``, WLSMV or Bayesian), the criterion
+    is each trait's *factor scores* instead of the raters' mean (MetricEval Sec. 3.2,
+    Fig. 4): the call is :func:`bayesmeta.factor_validity` (bootstrap interval on the
+    point scores; for a Bayesian CFA the posterior carries the factor-score uncertainty
+    and a Bayesian bootstrap over items), which takes ``resampling=`` and
+    ``random_seed=`` as well.
 
     Parameters
     ----------
@@ -162,7 +169,7 @@ def concurrent_validity(
         z with :math:`n` = systems observed on both sides). Other coefficients and levels
         get no classical interval: Fisher z is not valid for Kendall/Spearman without an
         approximate variance, nor for correlations of clustered outputs or averages of
-        per-group correlations (use :func:`bayesmeta.metric_comparison` for resampling
+        per-group correlations (use :func:`bayesmeta.correlations` for resampling
         intervals). ``details()``: ``human`` (how the criterion was formed),
         ``n_systems`` (with both system means), ``n_outputs`` (outputs with both scores).
 
@@ -190,6 +197,18 @@ def concurrent_validity(
     R equivalent (system level): ``cor(rowMeans(metric), rowMeans(human), method =
     "kendall")``; the Fisher-z interval ``cor.test(..., conf.level = 0.94)$conf.int``.
     """
+    crit = legacy.get("criterion", trait)
+    if hasattr(crit, "factor_scores") and callable(crit.factor_scores):
+        from bayesmeta.metric_validity import factor_validity
+
+        legacy.pop("criterion", None)
+        extra = {k: legacy.pop(k) for k in ("resampling", "random_seed", "traits",
+                                             "score_method") if k in legacy}
+        if legacy or args:
+            raise TypeError(f"concurrent_validity() with a CFA criterion got unexpected "
+                            f"argument(s) {sorted(legacy) or list(args)}.")
+        return factor_validity(data, crit, metrics=metrics, method=method, level=level,
+                               run=run, reference=reference, ci_prob=ci_prob, **extra)
     old = _legacy_cv(args, dict(legacy))
     method = old.get("method", method)
     level = old.get("level", level)
