@@ -271,3 +271,17 @@ def test_summeval_stability(summeval):
     # LLM metrics are less stable (MetricEval Fig. 2: G-Eval-3.5-COH about .97)
     assert r["G.EVAL.3.5.COH"] == pytest.approx(0.97, abs=0.01)
     assert r["G.EVAL.3.5.COH"] < r["G.EVAL.4.COH"]
+
+
+def test_alpha_is_nan_not_huge_when_the_total_score_has_no_variance():
+    """Two items that cancel exactly (x and c - x) give a constant total score: alpha is
+    undefined. Round-off used to turn 0/0 into values like 1.4e16 (found by the
+    relabelling property test)."""
+    from bayesmeta.classical.reliability import cronbach_alpha
+
+    x = np.array([0.1, 0.7, 0.3, 0.9, 0.2]) * 3.7
+    y = np.column_stack([x, 1.3 - x, np.full(5, 0.4)])
+    assert np.isnan(cronbach_alpha(y))
+    assert np.isnan(cronbach_alpha(np.ones((5, 3))))
+    ok = np.array([[1., 2, 2], [2, 3, 3], [4, 4, 5], [5, 5, 4]])
+    assert cronbach_alpha(ok) == pytest.approx(0.9444444444, abs=1e-9)  # pingouin/psych

@@ -83,8 +83,11 @@ def cronbach_alpha(y: np.ndarray) -> np.ndarray:
     cov = pairwise_covariance(y)
     trace = np.trace(cov, axis1=-2, axis2=-1)
     total = cov.sum(axis=(-2, -1))
+    # a total-score variance that is zero up to rounding (items cancelling exactly, or
+    # constant items) leaves alpha undefined: NaN, not 1e16 from dividing by round-off
+    undefined = ~(np.abs(total) > 1e-10 * np.abs(trace))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return J / (J - 1) * (1 - trace / total)
+        return np.where(undefined, np.nan, J / (J - 1) * (1 - trace / total))
 
 
 def spearman_brown(reliability: float | np.ndarray, factor: float | np.ndarray) -> np.ndarray:
@@ -366,6 +369,13 @@ def consistency(
     if n_missing:
         notes.append(f"{n_missing} missing (variable, system, item) cells were left out "
                      f"pairwise, not filled.")
+    undefined = [str(v) for v, a in zip(q["variable"].values, alphas.mean(axis=1),
+                                        strict=True) if np.isnan(a)]
+    if undefined:
+        notes.append(f"alpha is undefined (NaN) for {', '.join(undefined[:8])}"
+                     f"{' ...' if len(undefined) > 8 else ''}: the variance of the total "
+                     f"score over systems is zero (constant or exactly cancelling items), "
+                     f"or too few observed cells.")
     return ConsistencyResult(table, title="Metric consistency (coefficient alpha)",
                              info=info, notes=notes, details=details, ci_prob=ci_prob,
                              classical_ci_kind=kind, random_seed=seed,
