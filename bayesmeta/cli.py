@@ -400,7 +400,8 @@ def load_design(path: str | Path) -> dict[str, Any]:
     is ``trait_column``); lists are TOML arrays, ``scale = [1, 5]``, ``human = {col =
     "trait"}`` renames, ``ratings`` is a regex or ``{column = "rater.trait"}``, ``bayes``
     is ``"off"``/``"fast"``/``"full"`` (or true/false), and ``data`` names the CSV file(s),
-    relative to the design file. For example::
+    relative to the design file (``out``, like ``--out``, is relative to the working
+    directory). For example::
 
         data = ["summeval.csv"]
         [read]
