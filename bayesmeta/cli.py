@@ -3,8 +3,8 @@
     bayesmeta read FILE [reading options]
     bayesmeta reliability [PATH ...] [reading options] [--method kendall]
                           [--bayes [--fast] [--seed N]]
-    bayesmeta report DATA [reading options] [--trait T] [--bayes off|fast|full] [--seed N]
-                     [--resamples N] --out report.html
+    bayesmeta report DATA [--design design.toml] [reading options] [--trait T]
+                     [--bayes off|fast|full] [--seed N] [--resamples N] --out report.html
     bayesmeta demo [--out bayesmeta-demo.html] [--bayes off|fast|full] [--seed N] [--text]
 
 ``read`` reads a CSV as :func:`bayesmeta.read_csv` would and prints what was read: sizes,
@@ -24,6 +24,13 @@ long-format trait column is ``--trait-column``). ``demo`` writes the same report
 built-in simulated data (``--bayes off`` and 200 resamples by default, so it takes well
 under two minutes on two cores); ``demo --text`` prints the classical text tables instead.
 
+``report --design design.toml`` reads the reading and report options from a TOML file
+(keys as the long flags with ``_`` for ``-``: ``format``, ``system``, ``item``, ``metrics``,
+``ratings``, ``human``, ``scale``, ..., ``trait_column``, and ``data``, ``traits``,
+``bayes``, ``seed``, ``resamples``, ``method``, ``out``; top level or in ``[read]`` and
+``[report]`` tables). A flag given on the command line overrides the file; an unknown key
+is an error naming it. See :func:`load_design`.
+
 Reading options (the keywords of :func:`bayesmeta.read_csv`): ``--format``, ``--system``,
 ``--item``, ``--id``, ``--id-split``, ``--run``, ``--metrics``, ``--ratings``, ``--human``,
 ``--exclude``, ``--scale``, ``--human-scale``, ``--decimal``, ``--sep``, and for long
@@ -37,8 +44,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import tomllib
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -279,8 +288,13 @@ DEMO_RESAMPLES = 200
 def add_report_parsers(sub: Any) -> None:
     """The ``report`` and ``demo`` subcommands (the HTML metric report)."""
     rep = sub.add_parser("report", help="write the uncertainty-aware metric report (HTML)")
-    rep.add_argument("paths", nargs="+", metavar="DATA",
-                     help="CSV file(s); several = repeated metric runs")
+    rep.add_argument("paths", nargs="*", metavar="DATA",
+                     help="CSV file(s); several = repeated metric runs (or `data` in "
+                          "--design)")
+    rep.add_argument("--design", metavar="TOML",
+                     help="a TOML file of reading and report options (keys as the long "
+                          "flags, e.g. format, metrics, human, traits, bayes, seed, "
+                          "resamples, data); flags given here override it")
     add_read_arguments(rep, default_format="wide", rename={"trait": "trait-column"})
     rep.add_argument("--out", default="report.html", help="HTML file to write "
                                                           "(default report.html)")
@@ -312,6 +326,173 @@ def add_report_parsers(sub: Any) -> None:
                        choices=["kendall", "spearman", "pearson"])
 
 
+# ----------------------------------------------------------------------------- design file
+#: Keys of a design file: reading options (``[read]``) and report options (``[report]``),
+#: each mapped to the ``bayesmeta report`` option (argparse dest) it stands for.
+DESIGN_READ_KEYS = {
+    "format": "format", "system": "system", "item": "item", "id": "id",
+    "id_split": "id_split", "run": "run", "metrics": "metrics", "ratings": "ratings",
+    "human": "human", "exclude": "exclude", "scale": "scale", "human_scale": "human_scale",
+    "decimal": "decimal", "sep": "sep", "value": "value", "rater": "rater",
+    "trait_column": "trait", "metric": "metric", "reference": "reference"}
+DESIGN_REPORT_KEYS = {
+    "data": "paths", "traits": "traits", "bayes": "bayes", "seed": "seed",
+    "resamples": "resamples", "method": "method", "out": "out"}
+_CHOICES = {"format": ("wide", "long", "metriceval"), "bayes": ("off", "fast", "full"),
+            "method": ("kendall", "spearman", "pearson")}
+_LISTS = ("metrics", "human", "exclude", "traits")  # repeatable flags
+
+
+def _design_value(key: str, value: Any, where: str) -> Any:
+    """One design value in the form its command-line flag gives it to argparse."""
+    def bad(expected: str) -> TypeError:
+        return TypeError(f"{where}: {key!r} must be {expected}, got {value!r}.")
+
+    if key in ("seed", "resamples"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad("an integer")
+        if key == "resamples" and value < 1:
+            raise ValueError(f"{where}: 'resamples' must be at least 1, got {value}.")
+        return value
+    if key == "bayes" and isinstance(value, bool):
+        return "full" if value else "off"
+    if key in ("scale", "human_scale"):
+        if isinstance(value, list):
+            if len(value) != 2 or not all(isinstance(v, int | float) and
+                                          not isinstance(v, bool) for v in value):
+                raise bad("[min, max] (two numbers) or 'min,max'")
+            return f"{value[0]},{value[1]}"
+        if not isinstance(value, str):
+            raise bad("[min, max] (two numbers) or 'min,max'")
+        return value
+    if key == "human" and isinstance(value, dict):  # {column = "trait"}: renames
+        if not all(isinstance(v, str) for v in value.values()):
+            raise bad("a table of column = \"trait\" strings")
+        return [f"{c}={t}" for c, t in value.items()]
+    if key == "ratings" and isinstance(value, dict):  # {column = "rater.trait"}
+        parts = []
+        for column, target in value.items():
+            if isinstance(target, list) and len(target) == 2:
+                target = f"{target[0]}.{target[1]}"
+            if not isinstance(target, str):
+                raise bad('a regex or a table of column = "rater.trait"')
+            parts.append(f"{column}={target}")
+        return ",".join(parts)
+    if key in _LISTS or key == "data":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise bad("a string or a list of strings")
+        return list(items)
+    if not isinstance(value, str):
+        raise bad("a string")
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise ValueError(f"{where}: {key!r} must be one of {', '.join(_CHOICES[key])}; "
+                         f"got {value!r}.")
+    return value
+
+
+def load_design(path: str | Path) -> dict[str, Any]:
+    """Read a design file for ``bayesmeta report``: the options as argparse would hold them.
+
+    A design file is TOML: the reading options of :func:`bayesmeta.read_csv` and the report
+    options, as top-level keys or in ``[read]`` and ``[report]`` tables. Keys are the long
+    flags with ``_`` for ``-`` (``id_split``, ``human_scale``; the long-format trait column
+    is ``trait_column``); lists are TOML arrays, ``scale = [1, 5]``, ``human = {col =
+    "trait"}`` renames, ``ratings`` is a regex or ``{column = "rater.trait"}``, ``bayes``
+    is ``"off"``/``"fast"``/``"full"`` (or true/false), and ``data`` names the CSV file(s),
+    relative to the design file (``out``, like ``--out``, is relative to the working
+    directory). For example::
+
+        data = ["summeval.csv"]
+        [read]
+        format = "wide"
+        metrics = ["BLEU", "ROUGE-L"]
+        human = {fluency = "FLU"}
+        [report]
+        traits = ["FLU"]
+        bayes = "fast"
+        seed = 1
+        resamples = 200
+
+    Returns
+    -------
+    dict
+        argparse dest -> value (``data`` resolved against the design file's folder).
+
+    Raises
+    ------
+    FileNotFoundError, ValueError, TypeError
+        A missing file, invalid TOML, an unknown key (named), a value of the wrong type.
+    """
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"--design: no file {str(path)!r}.") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"--design {path}: not valid TOML ({err}).") from None
+    keys = {"read": DESIGN_READ_KEYS, "report": DESIGN_REPORT_KEYS}
+    every = {**DESIGN_READ_KEYS, **DESIGN_REPORT_KEYS}
+    entries: list[tuple[str, Any, str, dict[str, str]]] = []
+    for key, value in doc.items():
+        if key in keys and isinstance(value, dict):
+            entries += [(k, v, f"{path} [{key}]", keys[key]) for k, v in value.items()]
+        else:
+            entries.append((key, value, str(path), every))
+    out: dict[str, Any] = {}
+    for key, value, where, allowed in entries:
+        name = key.replace("-", "_")
+        if name not in allowed:
+            hint = ("" if name not in every else
+                    f" (it belongs in [{'read' if name in DESIGN_READ_KEYS else 'report'}])")
+            raise ValueError(f"{where}: unknown key {key!r}{hint}; known keys: "
+                             f"{', '.join(sorted(allowed))}.")
+        dest = allowed[name]
+        if dest in out:
+            raise ValueError(f"{where}: {key!r} is given twice.")
+        value = _design_value(name, value, where)
+        if name == "data":
+            value = [str(p if Path(p).is_absolute() else path.parent / p) for p in value]
+        out[dest] = value
+    return out
+
+
+def _given_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
+    """The dests of the options typed on the command line (not filled in by a default)."""
+    actions = parser._actions  # argparse has no public list of a parser's actions
+    saved = [(a, a.default) for a in actions]
+    try:
+        for a in actions:
+            a.default = argparse.SUPPRESS
+        given = set(vars(parser.parse_args(list(argv))))
+    finally:
+        for a, default in saved:
+            a.default = default
+    given.discard("paths")  # a '*' positional always lands in the namespace
+    return given
+
+
+def apply_design(args: argparse.Namespace, argv: Sequence[str]) -> argparse.Namespace:
+    """Fill the options of ``bayesmeta report`` from the design file ``args.design``;
+    options typed on the command line (``argv``: the words after ``report``) win."""
+    design = load_design(args.design)
+    given = _given_options(_report_subparser(), argv)
+    for dest, value in design.items():
+        if dest == "paths":
+            if not args.paths:
+                args.paths = value
+        elif dest not in given:
+            setattr(args, dest, value)
+    return args
+
+
+def _report_subparser() -> argparse.ArgumentParser:
+    sub = argparse.ArgumentParser(prog="bayesmeta").add_subparsers(dest="command")
+    add_report_parsers(sub)
+    return sub.choices["report"]
+
+
 def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
     """Run ``bayesmeta report`` / ``bayesmeta demo``: write the HTML report, print where it
     is and its short text summary; one progress line per section on stderr."""
@@ -325,6 +506,9 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
         source = "built-in simulated SummEval-shaped data (seed 0)"
         traits = None
     else:
+        if not args.paths:
+            raise ValueError("report: give the DATA file(s) on the command line or as "
+                             "`data = [...]` in the --design file.")
         ds = read_from_args(args.paths, args)
         source = ", ".join(args.paths)
         traits = _columns(args.traits, "--trait")
@@ -346,10 +530,13 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            if args.command == "report" and args.design:
+                apply_design(args, argv[argv.index("report") + 1:])
             if args.command == "report" or (args.command == "demo" and not args.text):
                 return report_main(args, caught)
             if args.command == "read":
