@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,11 +79,14 @@ class CorroborationResult(Result):
 
 # ----------------------------------------------------------------------------- inputs
 def _pairs(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None,
-           human: xr.DataArray | None, raters: Any, run: Any, reference: Any, ties: str
+           human: xr.DataArray | None, raters: Any, run: Any, reference: Any, ties: str,
+           directions: Mapping[str, str] | None = None
            ) -> tuple[het.PairTable, str, list[str]]:
     labels = select.check_metrics(data, metrics)
     if len(labels) < 1:
         raise ValueError("metrics: no metric selected.")
+    # names are checked against all the data's metrics, so one dict can serve any subset
+    dirs = het.check_directions(directions, select.check_metrics(data, None))
     x = select.metric_scores(data, labels, run=run, reference=reference)
     hs = select.human_score(data, trait, raters=raters, human=human)
     xv = np.asarray(x.values, dtype=float)
@@ -95,7 +98,8 @@ def _pairs(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None
                "metric's score; the pairs they belong to are left out.")
         warnings.warn(msg, MissingDataWarning, stacklevel=3)
         notes.append(msg)
-    pt = het.build_pairs(xv, qv, metrics=labels, ties=ties)
+    pt = het.build_pairs(xv, qv, metrics=labels, ties=ties,
+                         directions={m: dirs[m] for m in labels})
     return pt, hs.label, notes
 
 
@@ -244,6 +248,7 @@ def corroboration(
     reference: Any = "first",
     ties: str = "paper",
     match: str = "interpolate",
+    directions: Mapping[str, str] | None = None,
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     random_seed: int | None = None,
     ci_prob: float = CI_PROB,
@@ -284,6 +289,14 @@ def corroboration(
         ``"paper"``: :math:`\ge` as written; ``"strict"``: :math:`>` everywhere.
     match : {"interpolate", "nearest"}
         How :math:`R_{th}` is read at :math:`S(X)` (:mod:`~bayesmeta.classical.heterogeneity`).
+    directions : dict, optional
+        ``{metric: "higher" | "lower"}``, as in :func:`bayesmeta.metric_unit_tests`
+        (default: every metric higher-is-better). A "lower" metric (TER, perplexity, an
+        error rate) has its pair differences negated once, when the pairs are built, so
+        :math:`x(s) \ge x(s')` reads "s is at least as good" for it too; its threshold curve
+        (``curves()``) is over the negated differences. Names may be any of the data's
+        metrics (not only those selected); unknown names or other values raise, naming
+        them. Recorded in ``info["directions"]``.
     resampling : ResamplingOptions or dict
         ``n_resamples`` (default 1000; 0: plain estimates only) for both bootstraps and
         ``unit`` for the cluster bootstrap.
@@ -335,7 +348,7 @@ def corroboration(
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     pt, label, notes = _pairs(data, trait, metrics=metrics, human=human, raters=raters,
-                              run=run, reference=reference, ties=ties)
+                              run=run, reference=reference, ties=ties, directions=directions)
     M = pt.n_metrics
     names = list(pt.metrics)
     if sets is not None:
@@ -425,6 +438,7 @@ def corroboration(
             "metrics": M, "sets": f"{len(chosen)} ("
             + ", ".join(f"size {k}: {size.count(k)}" for k in sorted(set(size))) + ")",
             "ties": "paper (>=)" if ties == "paper" else "strict (>)",
+            "directions": het.describe_directions(pt.directions, pt.metrics),
             "gain matching": match,
             "resamples": f"{B} cluster bootstrap ({opts.unit}) + {B} Bayesian bootstrap"}
     return CorroborationResult(
