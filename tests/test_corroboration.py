@@ -202,6 +202,30 @@ def test_additive_check_equals_the_loop_definition():
                 assert holds[k, m] == float(r1 >= r0)
 
 
+def test_weighted_additive_check_equals_the_weighted_loop():
+    x, q = small_example(3)
+    pt = het.build_pairs(x, q)
+    sets = [[0], [1], [2], [0, 1], [2, 3], [0, 1, 2]]
+    idx = het.as_index_sets(sets, 4)
+    holds, _ = het.additive_cases(pt, idx)
+    h1, n1 = het.additive_weighted(pt, idx, np.ones((pt.n_pairs, 1)))
+    assert n1[0] == (~np.isnan(holds)).sum() and h1[0] == np.nansum(holds)
+    rng = np.random.default_rng(1)
+    a, b = rng.dirichlet(np.ones(4), size=3) * 4, rng.dirichlet(np.ones(3), size=3) * 3
+    h, n = het.additive_weighted(pt, idx, het.pair_weights(pt, a, b))
+    for d in range(3):
+        w = {(s, t, i): a[d, s] * a[d, t] * b[d, i] for s, t, i in ref_pairs(4, 3)}
+        want_h = want_n = 0
+        for X in sets:
+            r0 = ref_stats(x, q, X, w=w)[0]
+            for m in set(range(4)) - set(X):
+                r1 = ref_stats(x, q, [*X, m], w=w)[0]
+                if not (np.isnan(r0) or np.isnan(r1)):
+                    want_n += 1
+                    want_h += r1 - r0 >= -1e-12
+        assert (h[d], n[d]) == (want_h, want_n), d
+
+
 def test_weighted_statistics_equal_the_weighted_loop():
     x, q = small_example(4)
     pt = het.build_pairs(x, q)
@@ -371,6 +395,10 @@ def test_corroboration_directions_public_api(summeval):
     assert ta.index.equals(tb.index)
     for col in ta.columns:
         _same(tb[col], ta[col])
+    off = bm.corroboration(summeval, "COH", additive_intervals=False, **kw).summary()
+    add = off.xs("additive_share", level="estimand")
+    assert add["classical_low"].isna().all() and add["mean"].isna().all()
+    _same(add["classical"], ta.xs("additive_share", level="estimand")["classical"])
     # a name of the data's metrics outside metrics= is accepted (and has no effect)
     other = next(m for m in map(str, summeval["metric"].values) if m not in sub)
     bm.corroboration(summeval, "COH", sets=[sub[:2]], directions={other: "lower"},
@@ -428,6 +456,12 @@ def test_corroboration_table_shape_and_full_data_loop(summeval, summeval_result)
     assert gd.loc[defined, "p_positive"].between(0, 1).all()
     assert (gd.loc[~defined, "n_agree"] <= 5).all()  # undefined only where metrics never agree
     assert "draws" in res.extra and res.extra["draws"].sizes["resample"] == 60
+    add = tab.xs("additive_share", level="estimand")
+    assert add[["classical_low", "classical_high", "hdi_low", "hdi_high"]].notna().all().all()
+    # (size 40: every draw gives the same share, so the mean may differ in the last bit)
+    assert ((add["hdi_low"] <= add["mean"] + TOL) & (add["mean"] <= add["hdi_high"] + TOL)).all()
+    assert add[["classical_low", "hdi_low"]].ge(0).all().all()
+    assert add[["classical_high", "hdi_high"]].le(1).all().all()
     assert str(res).count("cluster bootstrap") >= 1
     # one full-data set against the loop over all 27,200 SummEval pairs
     from bayesmeta.data import select
