@@ -30,18 +30,26 @@ def _ge(strict):
     return (lambda a, b: a > b) if strict else (lambda a, b: a >= b)
 
 
-def ref_stats(x, q, X, *, strict=False, w=None):
+def ref_stats(x, q, X, *, strict=False, w=None, lower=()):
     """R, S, H of metric set X (positions) by the paper's definitions, optionally with a
-    weight per pair (dict (s, t, i) -> weight)."""
+    weight per pair (dict (s, t, i) -> weight); metrics in ``lower`` (positions) are
+    lower-is-better: "s at least as good as s'" reads x(s) <= x(s') for them."""
     ge = _ge(strict)
     _, S, I = x.shape
     agree = agree_good = good = split = total = 0.0
+
+    def better(m, s, t, i):  # x(s) "better or equal" x(s'), in the metric's direction
+        return ge(x[m, t, i], x[m, s, i]) if m in lower else ge(x[m, s, i], x[m, t, i])
+
+    def gt(m, s, t, i):  # strictly better
+        return x[m, s, i] < x[m, t, i] if m in lower else x[m, s, i] > x[m, t, i]
+
     for s, t, i in ref_pairs(S, I):
         wt = 1.0 if w is None else w[(s, t, i)]
         total += wt
         g = ge(q[s, i], q[t, i])
-        a = all(ge(x[m, s, i], x[m, t, i]) for m in X)
-        h = any(x[m, s, i] > x[m, t, i] and x[n, s, i] < x[n, t, i] for m in X for n in X)
+        a = all(better(m, s, t, i) for m in X)
+        h = any(gt(m, s, t, i) and gt(n, t, s, i) for m in X for n in X)
         good += wt * g
         agree += wt * a
         agree_good += wt * (a and g)
@@ -50,16 +58,21 @@ def ref_stats(x, q, X, *, strict=False, w=None):
     return R, agree_good / good, split / total
 
 
-def ref_curve(x, q, m, *, strict=False, w=None):
-    """(threshold, R_th, S_th) for every distinct score difference of metric m."""
+def ref_curve(x, q, m, *, strict=False, w=None, lower=()):
+    """(threshold, R_th, S_th) for every distinct score difference of metric m (the
+    difference x(s') - x(s) when m is lower-is-better)."""
     ge = _ge(strict)
     _, S, I = x.shape
     pairs = ref_pairs(S, I)
     wt = (lambda p: 1.0) if w is None else w.__getitem__
-    diffs = sorted({x[m, s, i] - x[m, t, i] for s, t, i in pairs}, reverse=True)
+
+    def d(s, t, i):
+        return x[m, t, i] - x[m, s, i] if m in lower else x[m, s, i] - x[m, t, i]
+
+    diffs = sorted({d(s, t, i) for s, t, i in pairs}, reverse=True)
     out = []
     for th in diffs:
-        sel = [(s, t, i) for s, t, i in pairs if x[m, s, i] - x[m, t, i] >= th]
+        sel = [(s, t, i) for s, t, i in pairs if d(s, t, i) >= th]
         good = sum(wt((s, t, i)) for s, t, i in pairs if ge(q[s, i], q[t, i]))
         n_sel = sum(wt(p) for p in sel)
         n_sg = sum(wt((s, t, i)) for s, t, i in sel if ge(q[s, i], q[t, i]))
@@ -81,9 +94,9 @@ def ref_match(curve, s_x, how):
     return max(cands)
 
 
-def ref_gain(x, q, X, how="interpolate", w=None):
-    R, S_, _ = ref_stats(x, q, X, w=w)
-    return R - max(ref_match(ref_curve(x, q, m, w=w), S_, how) for m in X)
+def ref_gain(x, q, X, how="interpolate", w=None, lower=()):
+    R, S_, _ = ref_stats(x, q, X, w=w, lower=lower)
+    return R - max(ref_match(ref_curve(x, q, m, w=w, lower=lower), S_, how) for m in X)
 
 
 # ----------------------------------------------------------------------------- hand-made
@@ -189,6 +202,30 @@ def test_additive_check_equals_the_loop_definition():
                 assert holds[k, m] == float(r1 >= r0)
 
 
+def test_weighted_additive_check_equals_the_weighted_loop():
+    x, q = small_example(3)
+    pt = het.build_pairs(x, q)
+    sets = [[0], [1], [2], [0, 1], [2, 3], [0, 1, 2]]
+    idx = het.as_index_sets(sets, 4)
+    holds, _ = het.additive_cases(pt, idx)
+    h1, n1 = het.additive_weighted(pt, idx, np.ones((pt.n_pairs, 1)))
+    assert n1[0] == (~np.isnan(holds)).sum() and h1[0] == np.nansum(holds)
+    rng = np.random.default_rng(1)
+    a, b = rng.dirichlet(np.ones(4), size=3) * 4, rng.dirichlet(np.ones(3), size=3) * 3
+    h, n = het.additive_weighted(pt, idx, het.pair_weights(pt, a, b))
+    for d in range(3):
+        w = {(s, t, i): a[d, s] * a[d, t] * b[d, i] for s, t, i in ref_pairs(4, 3)}
+        want_h = want_n = 0
+        for X in sets:
+            r0 = ref_stats(x, q, X, w=w)[0]
+            for m in set(range(4)) - set(X):
+                r1 = ref_stats(x, q, [*X, m], w=w)[0]
+                if not (np.isnan(r0) or np.isnan(r1)):
+                    want_n += 1
+                    want_h += r1 - r0 >= -1e-12
+        assert (h[d], n[d]) == (want_h, want_n), d
+
+
 def test_weighted_statistics_equal_the_weighted_loop():
     x, q = small_example(4)
     pt = het.build_pairs(x, q)
@@ -258,6 +295,144 @@ def test_summeval_subset_equals_the_loop_definitions(summeval):
             assert g[k] == pytest.approx(ref_gain(x, q, X), abs=TOL), X
 
 
+# ----------------------------------------------------------------------------- directions
+def _same(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    ok = ~np.isnan(a)
+    assert np.allclose(a[ok], b[ok], atol=TOL, rtol=0), np.abs(a[ok] - b[ok]).max()
+
+
+def _all_statistics(pt, sets):
+    idx = het.as_index_sets(sets, pt.n_metrics)
+    st = het.set_statistics(pt, idx)
+    out = {k: st[k] for k in ("reliability", "sensitivity", "heterogeneity")}
+    for how in ("interpolate", "nearest"):
+        out[f"gain_{how}"] = het.gain(pt, idx, st, match=how)[0]
+    return out
+
+
+def test_reversed_metric_declared_lower_equals_the_original_hand_made():
+    x, q = small_example(0, S=5, I=3)
+    names = ["good", "noisy", "rand", "rev"]
+    flipped = x.copy()
+    flipped[1] = -x[1]  # "noisy" reversed: lower is now better
+    base = het.build_pairs(x, q, metrics=names)
+    decl = het.build_pairs(flipped, q, metrics=names, directions={"noisy": "lower"})
+    assert decl.directions == ("higher", "lower", "higher", "higher")
+    assert np.array_equal(decl.dx, base.dx)  # negation is exact
+    a, b = _all_statistics(base, ALL_SETS), _all_statistics(decl, ALL_SETS)
+    for key in a:
+        _same(b[key], a[key])
+    for m in range(4):
+        cb, cd = het.threshold_curve(base, m), het.threshold_curve(decl, m)
+        for key in ("threshold", "reliability", "sensitivity"):
+            _same(cd[key], cb[key])
+    # undeclared, the reversed metric is a different (anti-correlated) metric
+    raw = _all_statistics(het.build_pairs(flipped, q, metrics=names), ALL_SETS)
+    assert not np.allclose(raw["sensitivity"], a["sensitivity"])
+    # the loop reference reading "noisy" as lower-is-better agrees with the vectorised code
+    for k, X in enumerate(ALL_SETS):
+        R, S_, H = ref_stats(flipped, q, X, lower=(1,))
+        assert b["sensitivity"][k] == pytest.approx(S_, abs=TOL), X
+        assert b["heterogeneity"][k] == pytest.approx(H, abs=TOL), X
+        if np.isnan(R):
+            assert np.isnan(b["reliability"][k])
+            continue
+        assert b["reliability"][k] == pytest.approx(R, abs=TOL), X
+        for how in ("interpolate", "nearest"):
+            want = ref_gain(flipped, q, X, how, lower=(1,))
+            assert b[f"gain_{how}"][k] == pytest.approx(want, abs=TOL), (X, how)
+    # the paper's reversal x' = 1/x declared "lower" keeps every sign: R, S, H as "noisy"
+    inv = x.copy()
+    inv[3] = 1.0 / (x[1] + 10.0)
+    sets = [[3], [0, 3], [2, 3], [0, 2, 3]]
+    same = [[1], [0, 1], [2, 1], [0, 2, 1]]
+    d3 = _all_statistics(het.build_pairs(inv, q, directions={"m3": "lower"}), sets)
+    d1 = _all_statistics(base, same)
+    for key in ("reliability", "sensitivity", "heterogeneity"):
+        _same(d3[key], d1[key])
+
+
+def test_reversed_metric_declared_lower_equals_the_original_on_summeval(summeval):
+    x, q, names = summeval_subset(summeval, "COH")
+    rng = np.random.default_rng(7)
+    flip = [3, 17, 30]
+    flipped = x.copy()
+    flipped[flip] = -x[flip]
+    base = het.build_pairs(x, q, metrics=names)
+    decl = het.build_pairs(flipped, q, metrics=names,
+                           directions={names[m]: "lower" for m in flip})
+    sets = [[3], [17, 30], [3, 5], [0, 17, 30]] + [
+        sorted(rng.choice(len(names), size=k, replace=False).tolist())
+        for k in (2, 3, 5) for _ in range(3)]
+    a, b = _all_statistics(base, sets), _all_statistics(decl, sets)
+    for key in a:
+        _same(b[key], a[key])
+    for k, X in enumerate(sets[:4]):  # the loop reference with the declared directions
+        R, S_, H = ref_stats(flipped, q, X, lower=flip)
+        assert b["sensitivity"][k] == pytest.approx(S_, abs=TOL), X
+        assert b["heterogeneity"][k] == pytest.approx(H, abs=TOL), X
+        if not np.isnan(R):
+            assert b["reliability"][k] == pytest.approx(R, abs=TOL), X
+            assert b["gain_interpolate"][k] == pytest.approx(
+                ref_gain(flipped, q, X, lower=flip), abs=TOL), X
+
+
+def test_corroboration_directions_public_api(summeval):
+    sub = ["ROUGE-1", "BLEU", "BertScore_f1", "CIDEr", "ROUGE.we.1"]
+    sub = [m for m in sub if m in set(map(str, summeval["metric"].values))][:4]
+    flipped = summeval.copy()
+    flipped["score"] = summeval["score"].where(summeval["metric"] != sub[1],
+                                               -summeval["score"])
+    kw = {"metrics": sub, "sizes": [2, 3], "n_sets": 4, "resampling": {"n_resamples": 8},
+          "random_seed": 2}
+    base = bm.corroboration(summeval, "COH", **kw)
+    decl = bm.corroboration(flipped, "COH", directions={sub[1]: "lower"}, **kw)
+    assert base.info["directions"] == "all higher is better"
+    assert decl.info["directions"] == f"lower is better (sign flipped): {sub[1]}"
+    ta, tb = base.summary(), decl.summary()
+    assert ta.index.equals(tb.index)
+    for col in ta.columns:
+        _same(tb[col], ta[col])
+    off = bm.corroboration(summeval, "COH", additive_intervals=False, **kw).summary()
+    add = off.xs("additive_share", level="estimand")
+    assert add["classical_low"].isna().all() and add["mean"].isna().all()
+    _same(add["classical"], ta.xs("additive_share", level="estimand")["classical"])
+    # a name of the data's metrics outside metrics= is accepted (and has no effect)
+    other = next(m for m in map(str, summeval["metric"].values) if m not in sub)
+    bm.corroboration(summeval, "COH", sets=[sub[:2]], directions={other: "lower"},
+                     resampling={"n_resamples": 0}, random_seed=0)
+    with pytest.raises(ValueError, match="NOPE"):
+        bm.corroboration(summeval, "COH", sets=[sub[:2]], directions={"NOPE": "lower"})
+    with pytest.raises(ValueError, match=f"direction must be 'higher' or 'lower'.*{sub[1]}"):
+        bm.corroboration(summeval, "COH", sets=[sub[:2]], directions={sub[1]: "worse"})
+
+
+def test_recommend_directions_and_build_pairs_errors():
+    from bayesmeta.simulate import simulate_corroboration
+
+    ds = simulate_corroboration(0, n_systems=6, n_items=5)
+    flipped = ds.copy()
+    flipped["score"] = ds["score"].where(ds["metric"] != "m2", -ds["score"])
+    kw = {"k": 2, "target_sensitivity": 0.3, "resampling": {"n_resamples": 10},
+          "random_seed": 0}
+    a = bm.recommend_metric_set(ds, "Q", **kw)
+    b = bm.recommend_metric_set(flipped, "Q", directions={"m2": "lower"}, **kw)
+    assert a.info["greedy E[R]"] == pytest.approx(b.info["greedy E[R]"], abs=TOL)
+    assert b.info["directions"] == "lower is better (sign flipped): m2"
+    _same(b.summary()["classical"], a.summary()["classical"])
+    with pytest.raises(ValueError, match="m9"):
+        bm.recommend_metric_set(ds, "Q", directions={"m9": "lower"}, **kw)
+    x, q = small_example(0)
+    with pytest.raises(ValueError, match="'m1': 'down'"):
+        het.build_pairs(x, q, directions={"m1": "down"})
+    with pytest.raises(ValueError, match="TER"):
+        het.build_pairs(x, q, directions={"TER": "lower"})
+    with pytest.raises(ValueError, match="dict"):
+        het.build_pairs(x, q, directions=["m1"])
+
+
 @pytest.fixture(scope="module")
 def summeval_result(summeval):
     return bm.corroboration(summeval, "COH", sizes=[2, 3, 5, 10, 20, 40], n_sets=20,
@@ -281,6 +456,12 @@ def test_corroboration_table_shape_and_full_data_loop(summeval, summeval_result)
     assert gd.loc[defined, "p_positive"].between(0, 1).all()
     assert (gd.loc[~defined, "n_agree"] <= 5).all()  # undefined only where metrics never agree
     assert "draws" in res.extra and res.extra["draws"].sizes["resample"] == 60
+    add = tab.xs("additive_share", level="estimand")
+    assert add[["classical_low", "classical_high", "hdi_low", "hdi_high"]].notna().all().all()
+    # (size 40: every draw gives the same share, so the mean may differ in the last bit)
+    assert ((add["hdi_low"] <= add["mean"] + TOL) & (add["mean"] <= add["hdi_high"] + TOL)).all()
+    assert add[["classical_low", "hdi_low"]].ge(0).all().all()
+    assert add[["classical_high", "hdi_high"]].le(1).all().all()
     assert str(res).count("cluster bootstrap") >= 1
     # one full-data set against the loop over all 27,200 SummEval pairs
     from bayesmeta.data import select

@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,11 +79,14 @@ class CorroborationResult(Result):
 
 # ----------------------------------------------------------------------------- inputs
 def _pairs(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None,
-           human: xr.DataArray | None, raters: Any, run: Any, reference: Any, ties: str
+           human: xr.DataArray | None, raters: Any, run: Any, reference: Any, ties: str,
+           directions: Mapping[str, str] | None = None
            ) -> tuple[het.PairTable, str, list[str]]:
     labels = select.check_metrics(data, metrics)
     if len(labels) < 1:
         raise ValueError("metrics: no metric selected.")
+    # names are checked against all the data's metrics, so one dict can serve any subset
+    dirs = het.check_directions(directions, select.check_metrics(data, None))
     x = select.metric_scores(data, labels, run=run, reference=reference)
     hs = select.human_score(data, trait, raters=raters, human=human)
     xv = np.asarray(x.values, dtype=float)
@@ -95,7 +98,8 @@ def _pairs(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None
                "metric's score; the pairs they belong to are left out.")
         warnings.warn(msg, MissingDataWarning, stacklevel=3)
         notes.append(msg)
-    pt = het.build_pairs(xv, qv, metrics=labels, ties=ties)
+    pt = het.build_pairs(xv, qv, metrics=labels, ties=ties,
+                         directions={m: dirs[m] for m in labels})
     return pt, hs.label, notes
 
 
@@ -163,6 +167,21 @@ def _set_draws(pt: het.PairTable, idx: np.ndarray, a: np.ndarray | None,
             out["best_single_reliability"][sl] = best.T
             out["gain_vs_best_single"][sl] = g2.T
     return out
+
+
+def _additive_draws(pt: het.PairTable, idx: np.ndarray, a: np.ndarray | None,
+                    b: np.ndarray | None, B: int) -> np.ndarray:
+    """The additive-reliability share of the sets ``idx`` for B weight draws: (draw,)."""
+    n_h, n_c = np.zeros(B), np.zeros(B)
+    step = max(1, het._CHUNK_BYTES // (8 * pt.n_pairs * 2))
+    for c in range(0, B, step):
+        sl = slice(c, min(B, c + step))
+        W = het.pair_weights(pt, None if a is None else a[sl], None if b is None else b[sl])
+        if W.shape[1] != sl.stop - sl.start:
+            W = np.repeat(W, sl.stop - sl.start, axis=1)
+        n_h[sl], n_c[sl] = het.additive_weighted(pt, idx, W)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_c > 0, n_h / n_c, np.nan)
 
 
 def _point(pt: het.PairTable, idx: np.ndarray, *, match: str, against_all: bool = False
@@ -244,6 +263,8 @@ def corroboration(
     reference: Any = "first",
     ties: str = "paper",
     match: str = "interpolate",
+    directions: Mapping[str, str] | None = None,
+    additive_intervals: bool = True,
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     random_seed: int | None = None,
     ci_prob: float = CI_PROB,
@@ -284,6 +305,19 @@ def corroboration(
         ``"paper"``: :math:`\ge` as written; ``"strict"``: :math:`>` everywhere.
     match : {"interpolate", "nearest"}
         How :math:`R_{th}` is read at :math:`S(X)` (:mod:`~bayesmeta.classical.heterogeneity`).
+    directions : dict, optional
+        ``{metric: "higher" | "lower"}``, as in :func:`bayesmeta.metric_unit_tests`
+        (default: every metric higher-is-better). A "lower" metric (TER, perplexity, an
+        error rate) has its pair differences negated once, when the pairs are built, so
+        :math:`x(s) \ge x(s')` reads "s is at least as good" for it too; its threshold curve
+        (``curves()``) is over the negated differences. Names may be any of the data's
+        metrics (not only those selected); unknown names or other values raise, naming
+        them. Recorded in ``info["directions"]``.
+    additive_intervals : bool
+        Give ``additive_share`` a cluster-bootstrap interval and a Bayesian-bootstrap
+        posterior, recomputing it on the same resampling weights as the set statistics
+        (default). It costs about as much again as the set statistics' resampling (every
+        set is paired with every metric outside it); ``False`` leaves it a plain estimate.
     resampling : ResamplingOptions or dict
         ``n_resamples`` (default 1000; 0: plain estimates only) for both bootstraps and
         ``unit`` for the cluster bootstrap.
@@ -299,7 +333,8 @@ def corroboration(
         ``reliability``, ``sensitivity``, ``heterogeneity``, ``gain``; per size
         ``share_positive_gain``, ``corr_heterogeneity_reliability`` (Pearson across sets)
         and ``additive_share`` (share of (set, metric) cases with
-        :math:`R(X \cup \{x\}) \ge R(X)`, classical only; size 1 is paper 003's Fig. 1).
+        :math:`R(X \cup \{x\}) \ge R(X)`, recomputed per resample with the sets held
+        fixed; size 1 is paper 003's Fig. 1).
         ``details()``: ``n_agree`` (pairs where all metrics agree), ``p_positive``
         (posterior probability that the gain is positive), ``n_sets``, ``n_cases``.
         ``extra``: ``draws`` (Bayesian-bootstrap draws per set), ``curves`` (the
@@ -335,7 +370,7 @@ def corroboration(
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     pt, label, notes = _pairs(data, trait, metrics=metrics, human=human, raters=raters,
-                              run=run, reference=reference, ties=ties)
+                              run=run, reference=reference, ties=ties, directions=directions)
     M = pt.n_metrics
     names = list(pt.metrics)
     if sets is not None:
@@ -359,11 +394,12 @@ def corroboration(
     point = _point(pt, idx, match=match)
     B = opts.n_resamples
     boot = post = None
+    w_boot = w_post = None
     if B > 0:
-        boot = _set_draws(pt, idx, *_weights(rng, B, pt.n_systems, pt.n_items, "cluster",
-                                             opts.unit), B, match=match)
-        post = _set_draws(pt, idx, *_weights(rng, B, pt.n_systems, pt.n_items, "bayesian"),
-                          B, match=match)
+        w_boot = _weights(rng, B, pt.n_systems, pt.n_items, "cluster", opts.unit)
+        boot = _set_draws(pt, idx, *w_boot, B, match=match)
+        w_post = _weights(rng, B, pt.n_systems, pt.n_items, "bayesian")
+        post = _set_draws(pt, idx, *w_post, B, match=match)
     frames = []
     det = []
     for est in SET_ESTIMANDS:
@@ -398,12 +434,19 @@ def corroboration(
         if k >= M:
             continue
         X = [[m] for m in range(M)] if k == 1 else [c for c in chosen if len(c) == k]
-        holds, _ = het.additive_cases(pt, het.as_index_sets(X, M))
+        idx_x = het.as_index_sets(X, M)
+        holds, _ = het.additive_cases(pt, idx_x)
         n = int((~np.isnan(holds)).sum())
-        idx_a = pd.MultiIndex.from_arrays([["additive_share"], [""], [k]], names=INDEX)
-        frames.append(pd.DataFrame({"classical": [np.nanmean(holds) if n else np.nan]},
-                                   index=idx_a))
-        det.append(pd.DataFrame({"n_sets": [len(X)], "n_cases": [n]}, index=idx_a))
+        share = np.array([np.nanmean(holds) if n else np.nan])
+        draws = {}
+        if B > 0 and additive_intervals:
+            # the same resampling weights as the set statistics
+            for key, w in (("boot", w_boot), ("post", w_post)):
+                draws[key] = _additive_draws(pt, idx_x, *w, B)[:, None]
+        f = _rows("additive_share", [""], [k], share, draws.get("boot"), draws.get("post"),
+                  ci_prob)
+        frames.append(f)
+        det.append(pd.DataFrame({"n_sets": [len(X)], "n_cases": [n]}, index=f.index))
     table = pd.concat(frames)
     details = pd.concat(det).reindex(table.index)
     curves = _curves(pt)
@@ -419,12 +462,13 @@ def corroboration(
         extra["draws"] = xr.Dataset(
             {est: (("resample", "set"), post[est]) for est in SET_ESTIMANDS},
             coords={"set": labels, "size": ("set", size)})
-    notes += _notes(pt, match, B)
+    notes += _notes(pt, match, B if additive_intervals else 0)
     info = {"human": label, "pairs": f"{pt.n_pairs} ordered pairs ({pt.n_systems} systems, "
                                       f"{pt.n_items} items)",
             "metrics": M, "sets": f"{len(chosen)} ("
             + ", ".join(f"size {k}: {size.count(k)}" for k in sorted(set(size))) + ")",
             "ties": "paper (>=)" if ties == "paper" else "strict (>)",
+            "directions": het.describe_directions(pt.directions, pt.metrics),
             "gain matching": match,
             "resamples": f"{B} cluster bootstrap ({opts.unit}) + {B} Bayesian bootstrap"}
     return CorroborationResult(
@@ -446,7 +490,9 @@ def _notes(pt: het.PairTable, match: str, B: int) -> list[str]:
            f"gain: the single metric's R_th at S(X), {match}d over its threshold curve "
            "(highest R_th among equal S_th; the curve's end point below its smallest S_th)."]
     if B > 0:
-        out.append("additive_share has no interval (classical count over the sets drawn).")
+        out.append("additive_share: the share of (set, metric) cases with R(X u {x}) >= R(X) "
+                   "recomputed on each resample's weighted pairs (the sets fixed; weighted "
+                   "differences within 1e-12 of 0 count as holding).")
     return out
 
 

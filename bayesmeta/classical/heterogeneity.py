@@ -15,6 +15,13 @@ two different systems for the same item, with human quality :math:`Q`:
     S_{th}(x) = P\big(x(s) - x(s') \ge th \mid Q(s) \ge Q(s')\big)\\
     \mathrm{gain}(X) &= R(X) - \max\{R_{th}(x) : x \in X,\ S_{th}(x) = S(X)\}.
 
+**Direction.** Every metric is read as higher-is-better. A lower-is-better metric (TER,
+perplexity, an error rate) is declared with ``directions={metric: "lower"}``; its score
+differences change sign once, when the pair table is built, so that every definition above
+(and :math:`R_{th}`, :math:`S_{th}` with their thresholds) reads it as :math:`-x`. Negation is
+exact in floating point: a metric :math:`-x` declared ``"lower"`` gives bit-for-bit the
+statistics of :math:`x`.
+
 Every unordered pair enters in both orientations (the definitions use :math:`\ge`, so a
 pair tied on a metric agrees in both). ``ties="strict"`` replaces every :math:`\ge` by
 :math:`>` (in :math:`Q` and in the metrics); :math:`H` is strict in the paper and always here.
@@ -37,12 +44,13 @@ threshold) the curve's end point is used.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 TIES = ("paper", "strict")
+DIRECTIONS = ("higher", "lower")
 MATCHES = ("interpolate", "nearest")
 #: Bytes of float64 working memory per chunk.
 _CHUNK_BYTES = 64 * 2**20
@@ -57,7 +65,8 @@ class PairTable:
     dq : ndarray (pair,)
         :math:`Q(s) - Q(s')`.
     dx : ndarray (metric, pair)
-        :math:`x(s) - x(s')` for every metric.
+        :math:`x(s) - x(s')` for every metric, sign flipped for a lower-is-better metric
+        (so that a positive difference always means "s is better").
     item, system, system2 : ndarray of int (pair,)
         Positions of the item and of the systems :math:`s`, :math:`s'`.
     good : ndarray of bool (pair,)
@@ -87,6 +96,7 @@ class PairTable:
     n_items: int
     forward: np.ndarray
     backward: np.ndarray
+    directions: tuple[str, ...] = ()
 
     @property
     def n_pairs(self) -> int:
@@ -97,24 +107,68 @@ class PairTable:
         return len(self.metrics)
 
 
+def check_directions(directions: Mapping[str, str] | None, metrics: Sequence[str]
+                     ) -> dict[str, str]:
+    """``{metric: "higher" | "lower"}`` for every metric of ``metrics`` (default "higher").
+
+    Names that are not among ``metrics`` and values other than "higher"/"lower" raise a
+    ValueError naming them (the spelling of :func:`bayesmeta.metric_unit_tests`'s
+    ``directions=``).
+
+    Examples
+    --------
+    >>> from bayesmeta.classical.heterogeneity import check_directions
+    >>> check_directions({"TER": "lower"}, ["BLEU", "TER"])
+    {'BLEU': 'higher', 'TER': 'lower'}
+    """
+    labels = [str(m) for m in metrics]
+    if directions is None:
+        return dict.fromkeys(labels, "higher")
+    if not isinstance(directions, Mapping):
+        raise ValueError("directions must be a dict {metric: 'higher' | 'lower'}, got "
+                         f"{type(directions).__name__}.")
+    given = {str(k): v for k, v in directions.items()}
+    unknown = sorted(set(given) - set(labels))
+    if unknown:
+        raise ValueError(f"directions names metric(s) {unknown} that are not among the "
+                         f"metrics ({', '.join(labels)}).")
+    bad = {m: d for m, d in given.items() if d not in DIRECTIONS}
+    if bad:
+        raise ValueError(f"direction must be 'higher' or 'lower', got {bad}.")
+    return {m: given.get(m, "higher") for m in labels}
+
+
+def describe_directions(directions: Sequence[str], metrics: Sequence[str]) -> str:
+    """Header line: which metrics were read as lower-is-better."""
+    lower = [m for m, d in zip(metrics, directions, strict=True) if d == "lower"]
+    if not lower:
+        return "all higher is better"
+    return "lower is better (sign flipped): " + ", ".join(lower)
+
+
 def _pack(flags: np.ndarray) -> np.ndarray:
     return np.packbits(flags, axis=-1)
 
 
 def build_pairs(x: np.ndarray, q: np.ndarray, *, metrics: Sequence[str] | None = None,
-                ties: str = "paper") -> PairTable:
+                ties: str = "paper", directions: Mapping[str, str] | None = None
+                ) -> PairTable:
     r"""The ordered pairs of outputs of different systems for the same item.
 
     Parameters
     ----------
     x : array (metric, system, item)
-        Metric scores (higher is better).
+        Metric scores (higher is better unless ``directions`` says otherwise).
     q : array (system, item)
         Human quality.
     metrics : list of str, optional
         Metric labels (default ``"m0", "m1", ...``).
     ties : {"paper", "strict"}
         ``"paper"``: :math:`\ge` as paper 003 writes; ``"strict"``: :math:`>`.
+    directions : dict, optional
+        ``{metric: "higher" | "lower"}`` (default all "higher"); the differences of a
+        "lower" metric change sign here, once, so every statistic reads it as
+        higher-is-better. Unknown metric names or other values raise, naming them.
 
     Returns
     -------
@@ -142,6 +196,7 @@ def build_pairs(x: np.ndarray, q: np.ndarray, *, metrics: Sequence[str] | None =
         f"m{k}" for k in range(M))
     if len(labels) != M:
         raise ValueError(f"metrics has {len(labels)} labels for {M} metrics.")
+    dirs = check_directions(directions, labels)
     if S < 2:
         raise ValueError(f"pairs need at least 2 systems (dim 'system'), got {S}.")
     if np.isinf(x).any() or np.isinf(q).any():
@@ -157,6 +212,8 @@ def build_pairs(x: np.ndarray, q: np.ndarray, *, metrics: Sequence[str] | None =
                          "human score and every metric's score.")
     dq = q[s, item] - q[t, item]
     dx = x[:, s, item] - x[:, t, item]
+    lower = np.array([dirs[m] == "lower" for m in labels])
+    dx[lower] = -dx[lower]  # exact: -(a - b) == b - a in IEEE arithmetic
     strict = ties == "strict"
     good = dq > 0 if strict else dq >= 0
     up = dx > 0 if strict else dx >= 0
@@ -170,7 +227,8 @@ def build_pairs(x: np.ndarray, q: np.ndarray, *, metrics: Sequence[str] | None =
         dq=dq, dx=dx, item=item, system=s, system2=t, good=good,
         up_bits=_pack(np.vstack([up, pad1])), gt_bits=_pack(np.vstack([dx > 0, pad0])),
         lt_bits=_pack(np.vstack([dx < 0, pad0])), good_bits=_pack(good),
-        metrics=labels, ties=ties, n_systems=S, n_items=I)
+        metrics=labels, ties=ties, n_systems=S, n_items=I,
+        directions=tuple(dirs[m] for m in labels))
 
 
 def as_index_sets(sets: Sequence[Sequence[int]], n_metrics: int) -> np.ndarray:
@@ -418,6 +476,65 @@ def additive_cases(pt: PairTable, idx: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return holds, diff
 
 
-__all__ = ["MATCHES", "TIES", "PairTable", "additive_cases", "as_index_sets", "build_pairs",
-           "gain", "match_reliability", "pair_weights", "set_bits", "set_statistics",
+def additive_weighted(pt: PairTable, idx: np.ndarray, weights: np.ndarray, *,
+                      tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
+    r"""The additive-reliability check under pair weights: for every weight draw, how many
+    (set, metric) cases hold :math:`R_w(X \cup \{x\}) \ge R_w(X)` and how many are defined.
+
+    ``weights`` (pair, draw) as for :func:`set_statistics` (the same resampling weights);
+    the weighted reliabilities are those of :func:`set_statistics`. Cases with
+    :math:`x \in X` or an undefined (zero-weight) reliability do not count. A case holds
+    when the difference is :math:`\ge -tol` (``tol`` absorbs round-off in weighted sums
+    where adding :math:`x` leaves the agreeing pairs unchanged; integer weights, as in the
+    cluster bootstrap, are exact). Returns ``(n_holds, n_cases)``, arrays (draw,); the
+    share is their ratio. With unit weights it equals :func:`additive_cases`.
+    """
+    W = np.asarray(weights, dtype=float)
+    P, B = W.shape
+    M = pt.n_metrics
+    n_sets = idx.shape[0]
+    fw, bw = pt.forward, pt.backward
+    symmetric = 2 * fw.size == P and np.array_equal(W[fw], W[bw])
+    Wu = W[fw] if symmetric else W
+    good = pt.good.astype(float)
+    up = pt.up_bits[:M]
+    members = np.zeros((n_sets, M + 1), bool)
+    np.put_along_axis(members, idx, True, axis=1)
+    members = members[:, :M]
+    n_holds = np.zeros(B)
+    n_cases = np.zeros(B)
+
+    def counts(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        A = _unpack(bits, P)
+        AG = A * good
+        if symmetric:
+            A, AG = A[:, fw] + A[:, bw], AG[:, fw] + AG[:, bw]
+        return _dot(A, Wu), _dot(AG, Wu)
+
+    # only the cases x not in X are computed: (set, metric) pairs, chunked
+    case_set, case_m = np.nonzero(~members)
+    step = max(1, _CHUNK_BYTES // (8 * P * 2))
+    for c in range(0, n_sets, step):
+        sl = slice(c, min(n_sets, c + step))
+        agree, _ = set_bits(pt, idx[sl])
+        base_a, base_g = counts(agree)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            base_r = base_g / base_a
+        rows = np.flatnonzero((case_set >= sl.start) & (case_set < sl.stop))
+        for r0 in range(0, rows.size, step):
+            rr = rows[r0: r0 + step]
+            k = case_set[rr] - sl.start
+            both_a, both_g = counts(agree[k] & up[case_m[rr]])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                diff = both_g / both_a - base_r[k]
+            ok = ~np.isnan(diff)
+            n_cases += ok.sum(0)
+            n_holds += (ok & (diff >= -tol)).sum(0)
+    return n_holds, n_cases
+
+
+__all__ = ["DIRECTIONS", "MATCHES", "TIES", "PairTable", "additive_cases", "additive_weighted",
+           "as_index_sets",
+           "build_pairs", "check_directions", "describe_directions", "gain",
+           "match_reliability", "pair_weights", "set_bits", "set_statistics",
            "threshold_curve"]

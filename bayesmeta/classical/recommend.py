@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,7 @@ def recommend_metric_set(
     reference: Any = "first",
     ties: str = "paper",
     match: str = "interpolate",
+    directions: Mapping[str, str] | None = None,
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     random_seed: int | None = None,
     ci_prob: float = CI_PROB,
@@ -78,6 +79,10 @@ def recommend_metric_set(
     resampling : ResamplingOptions or dict
         Default ``{"n_resamples": 200}`` here (the search scores many sets); ``unit`` sets
         the cluster bootstrap of the classical intervals of the chosen sets.
+    directions : dict, optional
+        ``{metric: "higher" | "lower"}`` (default all "higher"): lower-is-better metrics
+        are read with their sign flipped, as in :func:`corroboration`; recorded in
+        ``info["directions"]``.
     data, trait, metrics, human, raters, run, reference, ties, match, random_seed, ci_prob :
         As in :func:`corroboration`.
 
@@ -110,7 +115,7 @@ def recommend_metric_set(
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     pt, label, notes = _pairs(data, trait, metrics=metrics, human=human, raters=raters,
-                              run=run, reference=reference, ties=ties)
+                              run=run, reference=reference, ties=ties, directions=directions)
     M, names, B = pt.n_metrics, list(pt.metrics), opts.n_resamples
     k = min(int(k), M)
     a, b = _weights(rng, B, pt.n_systems, pt.n_items, "bayesian")
@@ -191,6 +196,7 @@ def recommend_metric_set(
         pd.concat(frames), title=f"Recommended metric set (k <= {k}, E[S] >= {target:g})",
         info={"human": label, "pairs": f"{pt.n_pairs} ordered pairs ({pt.n_systems} systems, "
                                        f"{pt.n_items} items)", "metrics": M,
+              "directions": het.describe_directions(pt.directions, pt.metrics),
               "objective": "max E[R(X)] s.t. E[S(X)] >= target (Bayesian bootstrap)",
               "resamples": B, "greedy E[R]": best_r,
               "exhaustive E[R]": ex_r if exhaustive else "not searched"},
