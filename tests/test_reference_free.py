@@ -652,3 +652,65 @@ def test_perturbation_detection_on_mutt_reorderings_scored_by_lexical_metrics():
     assert rate.loc[("bleu", "", "swap_chunks", "")] > 0.5
     det = res.details().xs("detection_difference", level="estimand")
     assert det.loc[("bleu", "rouge1", "swap_chunks", ""), "p_beats"] > 0.99
+
+
+def test_kind_comparison_kendall_equals_scipy_tau_b_with_ties():
+    """Kendall (tau-b) over all outputs: unit weights give scipy.stats.kendalltau to 1e-12 on
+    scores with many ties; bootstrap counts give the tau-b of the repeated outputs (1e-12)."""
+    from bayesmeta.classical.kind_comparison import sample_corr
+
+    rng = np.random.default_rng(5)
+    h = rng.integers(1, 6, size=(1, 120)).astype(float)            # 5-point scale: ties
+    s = np.stack([np.round(h + rng.normal(size=h.shape), 1), rng.integers(0, 3, h.shape),
+                  h + rng.normal(size=h.shape)]).astype(float)
+    s[2, 0, 7] = np.nan                                             # a missing score
+    ds = bm.metric_kinds(xr.Dataset(
+        {"judgment": (("system", "item", "trait"), h[..., None]),
+         "score": (("metric", "system", "item"), s)},
+        coords={"metric": ["a_src_hypo", "b_ref_hypo", "c_ref_hypo"], "trait": ["q"]}))
+    res = bm.kind_comparison(ds, "q", coefficient="kendall", random_seed=0,
+                             resampling={"n_resamples": 50})
+    check_table(res.summary())
+    r = res.summary().xs("correlation", level="estimand").droplevel("set")["classical"]
+    for k, metric in enumerate(["a_src_hypo", "b_ref_hypo", "c_ref_hypo"]):
+        ok = np.isfinite(s[k, 0])
+        want = stats.kendalltau(s[k, 0, ok], h[0, ok]).statistic
+        assert r[metric] == pytest.approx(want, abs=1e-12)
+    cnt = rng.multinomial(120, np.full(120, 1 / 120), size=3)
+    got = sample_corr(s[:2, 0], h[0], cnt, "kendall")
+    for b in range(3):
+        idx = np.repeat(np.arange(120), cnt[b])
+        for k in range(2):
+            want = stats.kendalltau(s[k, 0, idx], h[0, idx]).statistic
+            assert got[b, k] == pytest.approx(want, abs=1e-12)
+    tab = res.summary()
+    assert tab.loc[("mean_free_minus_based", "", ""), "classical"] == pytest.approx(
+        r["a_src_hypo"] - (r["b_ref_hypo"] + r["c_ref_hypo"]) / 2, abs=1e-12)
+    with pytest.raises(ValueError, match="coefficient must be one of"):
+        bm.kind_comparison(ds, "q", coefficient="tau")
+
+
+@pytest.mark.parametrize("name", sorted(KS_CRITERIA))
+def test_kind_comparison_kendall_matches_repository(nlgeval_home, name):
+    """bm.kind_comparison(coefficient="kendall") gives the kendalltau column of the
+    repository's correlation_<name>.csv (paper 002 Tables 2, 7, 8; first reference) to 1e-9
+    for every criterion and metric (point estimates only: n_resamples=0)."""
+    ds = bm.datasets.nlgeval(name)
+    repo = pd.read_csv(nlgeval_home / "analysis" / f"correlation_{name}.csv", index_col=0)
+    kinds = ds["reference_based"].values
+    if kinds.all() or not kinds.any():
+        pytest.skip(f"{name} has metrics of one kind only")
+    checked = 0
+    for trait in map(str, ds["trait"].values):
+        keys = [f"{trait}_{m}" for m in ds["metric"].values]
+        if not any(k in repo.index for k in keys):
+            continue
+        res = bm.kind_comparison(ds, trait, coefficient="kendall", random_seed=0,
+                                 resampling=POINT)
+        r = res.summary().xs("correlation", level="estimand").droplevel("set")["classical"]
+        for metric, value in r.items():
+            key = f"{trait}_{metric}"
+            if key in repo.index:
+                assert value == pytest.approx(repo.loc[key, "kendalltau"], abs=1e-9), key
+                checked += 1
+    assert checked > 0
