@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.classical.reference_free import KIND_LABELS, kind_of
+from bayesmeta.classical.reference_free import kind_contrast, kind_of
 from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
@@ -265,16 +265,8 @@ def meta_correlation(
 def _kind_rows(meta: np.ndarray, kinds: np.ndarray, ci_prob: float) -> pd.DataFrame:
     """Posterior mean meta-correlation of reference-free and reference-based metrics and
     their difference (draws share the Bayesian-bootstrap weights, so this is paired)."""
-    with np.errstate(invalid="ignore"):
-        free, based = np.nanmean(meta[:, ~kinds], 1), np.nanmean(meta[:, kinds], 1)
-    mean = xr.DataArray(np.c_[free, based], dims=("resample", "set"),
-                        coords={"set": [KIND_LABELS[False], KIND_LABELS[True]]})
-    rows = [summary_rows(summarize(mean, ci_prob=ci_prob), estimand="meta_group_mean",
-                         index=["metric", "system", "set"]),
-            summary_rows(summarize(xr.DataArray(free - based, dims=("resample",)),
-                                   ci_prob=ci_prob), estimand="meta_free_minus_based",
-                         index=["metric", "system", "set"])]
-    return pd.concat(rows)
+    return kind_contrast(meta, kinds, prefix="meta", index=["metric", "system", "set"],
+                         ci_prob=ci_prob)
 
 
 def _batches(R: int, size: int) -> list[int]:

@@ -25,13 +25,13 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.classical import pass_rates
+from bayesmeta.classical.reference_free import kind_contrast
 from bayesmeta.data import select
 from bayesmeta.options import resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize, summary_rows
 
 INDEX = ["metric", "metric2", "perturbation", "set"]
-KIND_LABELS = {False: "reference-free", True: "reference-based"}
 
 
 def _from_frame(df: pd.DataFrame, metrics: Any, human_column: str | None) -> dict:
@@ -301,12 +301,8 @@ def _kind_contrast(det, valid, kinds, p, n_draws, rng, ci_prob) -> list[pd.DataF
         return []
     w = rng.exponential(size=(n_draws, int(common.sum())))
     rates = (w / w.sum(1, keepdims=True)) @ det[:, common].T.astype(float)  # (draws, M)
-    free, based = rates[:, ~kinds].mean(1), rates[:, kinds].mean(1)
-    mean = xr.DataArray(np.c_[free, based], dims=("resample", "set"),
-                        coords={"set": [KIND_LABELS[False], KIND_LABELS[True]]})
-    diff = xr.DataArray(free - based, dims=("resample",))
-    return [_rows(mean, "detection_group_mean", ci_prob, perturbation=p),
-            _rows(diff, "detection_free_minus_based", ci_prob, perturbation=p)]
+    return [kind_contrast(rates, kinds, prefix="detection", index=INDEX, ci_prob=ci_prob,
+                          labels={"perturbation": p})]
 
 
 __all__ = ["perturbation_detection"]
