@@ -332,7 +332,7 @@ def test_pre_assessment_planned_n_achieves_its_probability():
         below = subset_corr(x[j:j + 1], h, int(need[j] - step[j]), 4000, rng, "spearman")[0]
         assert np.mean(np.abs(below - full[j]) <= 0.1) < 0.9 + mc
     # the spread shrinks with n
-    sd = tab.xs("correlation", level="estimand").loc["rho0.5", "sd"]
+    sd = tab.xs(("correlation", "rho0.5", ""), level=("estimand", "metric", "set"))["sd"]
     assert sd["20"] > sd["50"] > sd["100"]
     with pytest.raises(ValueError, match="subset size"):
         bm.pre_assessment(ds, "q", n=(2000,), search=False)
@@ -559,7 +559,7 @@ def test_pre_assessment_pearson_and_errors():
     ds = _bivariate(300, (0.5,), seed=3)
     res = bm.pre_assessment(ds, "q", n=(30,), n_draws=300, coefficient="pearson",
                             search=False, random_seed=0)
-    full = res.summary().loc[("correlation", "rho0.5", "all"), "classical"]
+    full = res.summary().loc[("correlation", "rho0.5", "all", ""), "classical"]
     h = ds["judgment"].values.ravel()
     assert full == pytest.approx(stats.pearsonr(ds["score"].values[0, 0], h)[0], abs=1e-12)
     with pytest.raises(ValueError, match="coefficient must be one of"):
@@ -714,3 +714,57 @@ def test_kind_comparison_kendall_matches_repository(nlgeval_home, name):
                 assert value == pytest.approx(repo.loc[key, "kendalltau"], abs=1e-9), key
                 checked += 1
     assert checked > 0
+
+
+def test_pre_assessment_kind_contrast():
+    """Reference-free vs reference-based in the planner. Full data: the group means equal
+    the means of scipy.stats.spearmanr per kind (1e-12), with a percentile-bootstrap
+    interval and a Bayesian-bootstrap posterior that cover the simulated difference of
+    population Spearman correlations (0.12); at each n: the distribution of the same
+    subsets' group-mean difference (mean equal to the draws' own, 1e-12) and p_same_sign.
+    The per-metric rows do not depend on whether the kinds are set (contrast drawn last);
+    without the coordinate, or with one kind selected, a note says why there is no
+    contrast."""
+    ds = _bivariate(600, (0.6, 0.5, 0.4, 0.3), seed=7)
+    kinds = bm.metric_kinds(ds, reference_based=["rho0.4", "rho0.3"])
+    res = bm.pre_assessment(kinds, "q", n=(30, 100), n_draws=400, search=False,
+                            random_seed=2, resampling={"n_resamples": 400})
+    tab = res.summary()
+    check_table(tab)
+    assert tab.attrs["classical_ci_kind"] == "percentile bootstrap (outputs)"
+    h = ds["judgment"].values.ravel()
+    r = np.array([stats.spearmanr(s, h).statistic for s in ds["score"].values[:, 0]])
+    g = tab.xs("all", level="n")
+    assert g.loc[("correlation_group_mean", "", "reference-free"), "classical"] == \
+        pytest.approx(r[:2].mean(), abs=1e-12)
+    assert g.loc[("correlation_group_mean", "", "reference-based"), "classical"] == \
+        pytest.approx(r[2:].mean(), abs=1e-12)
+    d = g.loc[("correlation_free_minus_based", "", "")]
+    assert d["classical"] == pytest.approx(r[:2].mean() - r[2:].mean(), abs=1e-12)
+    truth = 6 / np.pi * (np.arcsin(0.3) + np.arcsin(0.25) - np.arcsin(0.2)
+                         - np.arcsin(0.15)) / 2
+    assert d["classical_low"] < truth < d["classical_high"]
+    assert d["hdi_low"] < truth < d["hdi_high"]
+    assert abs(d["mean"] - d["classical"]) < 2 * d["sd"]
+    draws = res.extra["draws"]                                   # (resample, metric, n)
+    det = res.details()
+    for n in ("30", "100"):
+        diff = (draws.sel(n=n).isel(metric=[0, 1]).mean("metric")
+                - draws.sel(n=n).isel(metric=[2, 3]).mean("metric")).values
+        row = tab.loc[("correlation_free_minus_based", "", n, "")]
+        assert row["mean"] == pytest.approx(diff.mean(), abs=1e-12)
+        assert det.loc[("correlation_free_minus_based", "", n, ""), "p_same_sign"] == \
+            pytest.approx(np.mean(np.sign(diff) == np.sign(d["classical"])), abs=1e-12)
+    assert tab.loc[("correlation_free_minus_based", "", "30", ""), "sd"] > \
+        tab.loc[("correlation_free_minus_based", "", "100", ""), "sd"]
+    plain = bm.pre_assessment(ds, "q", n=(30, 100), n_draws=400, search=False,
+                              random_seed=2).summary()
+    pd.testing.assert_frame_equal(plain, tab.loc[plain.index, plain.columns],
+                                  check_dtype=False)
+    assert not plain.index.get_level_values("estimand").str.contains("free_minus").any()
+    note = " ".join(bm.pre_assessment(ds, "q", n=(30,), n_draws=50, search=False,
+                                      random_seed=0).notes)
+    assert "no metric coordinate 'reference_based'" in note
+    one = bm.pre_assessment(kinds, "q", metrics=["rho0.6", "rho0.5"], n=(30,), n_draws=50,
+                            search=False, random_seed=0)
+    assert "all reference-free" in " ".join(one.notes)

@@ -139,7 +139,7 @@ def kind_note(kinds: np.ndarray | None, analysis: str) -> str | None:
 
 
 def kind_contrast(
-    post: np.ndarray,
+    post: np.ndarray | None,
     kinds: np.ndarray,
     *,
     prefix: str,
@@ -159,9 +159,10 @@ def kind_contrast(
 
     Parameters
     ----------
-    post : (R, M) array
+    post : (R, M) array or None
         Draws of the quantity for every metric; the contrast is paired only when the draws
-        of all metrics share their resampling weights (each analysis draws them so).
+        of all metrics share their resampling weights (each analysis draws them so). None:
+        no posterior columns (give ``classical``).
     kinds : (M,) bool array
         ``reference_based`` of each metric (both kinds present).
     prefix : str
@@ -190,15 +191,23 @@ def kind_contrast(
             free, based = np.nanmean(d[:, ~kinds], 1), np.nanmean(d[:, kinds], 1)
         return np.c_[free, based, free - based]
 
-    g = means(np.asarray(post, float))
     sets = [KIND_LABELS[False], KIND_LABELS[True]]
-    mean = xr.DataArray(g[:, :2], dims=("resample", "set"), coords={"set": sets})
-    diff = xr.DataArray(g[:, 2], dims=("resample",))
-    rows = pd.concat([
-        summary_rows(summarize(mean, ci_prob=ci_prob, interval=interval),
-                     estimand=f"{prefix}_group_mean", index=list(index)),
-        summary_rows(summarize(diff, ci_prob=ci_prob, interval=interval),
-                     estimand=f"{prefix}_free_minus_based", index=list(index))])
+    if post is None:
+        if classical is None:
+            raise ValueError("kind_contrast needs post= draws or classical= estimates.")
+        rows = pd.DataFrame(index=pd.MultiIndex.from_arrays(
+            [[f"{prefix}_group_mean"] * 2 + [f"{prefix}_free_minus_based"],
+             *[[*sets, ""] if k == "set" else [""] * 3 for k in index]],
+            names=["estimand", *index]))
+    else:
+        g = means(np.asarray(post, float))
+        mean = xr.DataArray(g[:, :2], dims=("resample", "set"), coords={"set": sets})
+        diff = xr.DataArray(g[:, 2], dims=("resample",))
+        rows = pd.concat([
+            summary_rows(summarize(mean, ci_prob=ci_prob, interval=interval),
+                         estimand=f"{prefix}_group_mean", index=list(index)),
+            summary_rows(summarize(diff, ci_prob=ci_prob, interval=interval),
+                         estimand=f"{prefix}_free_minus_based", index=list(index))])
     if labels:
         rows.index = pd.MultiIndex.from_arrays(
             [np.full(len(rows), labels[k], dtype=object) if k in labels
