@@ -838,3 +838,42 @@ def test_reference_choice_kind_contrast():
     default = bm.reference_choice(ds, "q", n_draws=100, random_seed=0)
     assert "all reference-based" in " ".join(default.notes)
     assert "correlation_free_minus_based" not in default.summary().index.get_level_values(0)
+
+
+def test_kind_contrast_helper_and_absence_notes():
+    """kind_contrast (shared by every paper-002 analysis): classical group means and their
+    difference equal NumPy's (1e-15), the percentile interval is np.quantile of the
+    per-draw differences (1e-12), post=None gives classical-only rows; ks_score,
+    meta_correlation and perturbation_detection say in a note why a contrast is absent."""
+    from bayesmeta.classical.reference_free import kind_contrast, kind_note
+
+    rng = np.random.default_rng(0)
+    kinds = np.array([False, True, False, True, True])
+    post, boot, est = rng.normal(size=(500, 5)), rng.normal(size=(500, 5)), rng.normal(size=5)
+    rows = kind_contrast(post, kinds, prefix="x", index=["metric", "n", "set"], ci_prob=0.9,
+                         classical=est, boot=boot, labels={"n": "all"})
+    assert list(rows.columns) == ["classical", "classical_low", "classical_high", "mean",
+                                  "sd", "hdi_low", "hdi_high"]
+    d = rows.loc[("x_free_minus_based", "", "all", "")]
+    assert d["classical"] == pytest.approx(est[~kinds].mean() - est[kinds].mean(), abs=1e-15)
+    bd = boot[:, ~kinds].mean(1) - boot[:, kinds].mean(1)
+    np.testing.assert_allclose([d["classical_low"], d["classical_high"]],
+                               np.quantile(bd, [0.05, 0.95]), atol=1e-12)
+    pd_ = post[:, ~kinds].mean(1) - post[:, kinds].mean(1)
+    assert d["mean"] == pytest.approx(pd_.mean(), abs=1e-12)
+    only = kind_contrast(None, kinds, prefix="x", index=["metric", "set"], ci_prob=0.9,
+                         classical=est)
+    assert list(only.columns) == ["classical"] and len(only) == 3
+    assert kind_note(kinds, "a") is None and "all reference-based" in kind_note(kinds | True, "a")
+    ks = bm.ks_score(_bivariate(200, (0.5, 0.3), seed=1), "q", random_seed=0,
+                     resampling={"n_resamples": 20, "n_permutations": 0})
+    assert "no metric coordinate 'reference_based'" in " ".join(ks.notes)
+    sim = bm.datasets.simulated(random_seed=0)
+    mc = bm.meta_correlation(sim, "COH", metrics=["metric01.COH"], random_seed=1,
+                             resampling={"n_resamples": 20})
+    assert "No reference-free vs reference-based contrast" in " ".join(mc.notes)
+    s = rng.normal(size=50)
+    df = pd.DataFrame({"metric": np.repeat(["a", "b"], 50), "pair_id": np.tile(np.arange(50), 2),
+                       "score_original": np.r_[s, s], "score_corrupted": np.r_[s - 1, s]})
+    pdn = bm.perturbation_detection(df, random_seed=0, n_draws=100)
+    assert "A score table carries no kinds" in " ".join(pdn.notes)

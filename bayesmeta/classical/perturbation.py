@@ -25,7 +25,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.classical import pass_rates
-from bayesmeta.classical.reference_free import kind_contrast
+from bayesmeta.classical.reference_free import kind_contrast, kind_note
 from bayesmeta.data import select
 from bayesmeta.options import resolve_seed
 from bayesmeta.results import Result, data_hash
@@ -237,7 +237,7 @@ def perturbation_detection(
                                            ci_prob)
             frames.append(frames_d)
             dets.append(det_d)
-        if kinds is not None and kinds.any() and (~kinds).any():
+        if kind_note(kinds, "perturbation_detection") is None:
             frames.extend(_kind_contrast(det, valid, kinds, p, n_draws, rng, ci_prob))
     table = pd.concat(frames)
     details = pd.concat(dets).reindex(table.index)
@@ -245,6 +245,10 @@ def perturbation_detection(
              "ties apart (n-gram metrics tie on reordered sentences)."]
     if threshold is not None:
         notes.append(f"Pairs whose original has a human score below {threshold:g} excluded.")
+    why_not = kind_note(kinds, "perturbation_detection")
+    if why_not is not None:
+        notes.append(why_not + (" A score table carries no kinds: give a dataset."
+                                if kinds is None and isinstance(data, pd.DataFrame) else ""))
     return Result(
         table, title="Perturbation detection: share of pairs with s > s_hat (paper 002)",
         info={"metrics": len(labels), "perturbations": ", ".join(got["pairs"]),

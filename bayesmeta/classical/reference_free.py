@@ -458,9 +458,15 @@ def ks_score(
         s = summarize(draws, ci_prob=ci_prob)
         table[["mean", "sd"]] = np.c_[s["mean"].values, s["sd"].values]
         table[["hdi_low", "hdi_high"]] = s["interval"].values
-        kinds = kind_of(data, labels)
-        if kinds is not None and kinds.any() and (~kinds).any():
-            table = pd.concat([table, _kind_contrast(post, labels, kinds, pairs, ci_prob)])
+    kinds = kind_of(data, labels)
+    why_not = kind_note(kinds, "ks_score")
+    if R and why_not is None:
+        table = pd.concat([table, _kind_contrast(post, labels, kinds, pairs, ci_prob)])
+    if why_not is not None:
+        notes.append(why_not)
+    elif not R:
+        notes.append("No reference-free vs reference-based contrast for ks_score: it needs "
+                     "the Bayesian-bootstrap draws (n_resamples > 0).")
     return Result(
         table, title=f"KS score between quality groups of {hlabel} (paper 002, Eq. 4)",
         info={"outputs": int(h.size), "metrics": len(labels), "cuts": str(cut),
