@@ -119,7 +119,8 @@ def plot_reference_choice(result: Any, ax: Any = None, *, metrics: Any = None) -
     unknown = [m for m in chosen if m not in labels]
     if unknown:
         raise ValueError(f"metric(s) {unknown} are not in the result.")
-    first = result.summary().xs(("correlation", "first"), level=("estimand", "reference"))
+    first = result.summary().xs(("correlation", "first", ""),
+                                level=("estimand", "reference", "set"))
     ax = _axes(ax, height=max(3.0, 0.3 * len(chosen) + 1))
     data = [draws.sel(metric=m).values for m in chosen]
     y = np.arange(len(chosen))[::-1] + 1

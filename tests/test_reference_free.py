@@ -332,7 +332,7 @@ def test_pre_assessment_planned_n_achieves_its_probability():
         below = subset_corr(x[j:j + 1], h, int(need[j] - step[j]), 4000, rng, "spearman")[0]
         assert np.mean(np.abs(below - full[j]) <= 0.1) < 0.9 + mc
     # the spread shrinks with n
-    sd = tab.xs("correlation", level="estimand").loc["rho0.5", "sd"]
+    sd = tab.xs(("correlation", "rho0.5", ""), level=("estimand", "metric", "set"))["sd"]
     assert sd["20"] > sd["50"] > sd["100"]
     with pytest.raises(ValueError, match="subset size"):
         bm.pre_assessment(ds, "q", n=(2000,), search=False)
@@ -351,7 +351,8 @@ def test_reference_choice_on_multi_reference_data(nlgeval_home, name):
                                   decompose=coef == "spearman")
         tab = res.summary()
         check_table(tab)
-        first = tab.xs(("correlation", "first"), level=("estimand", "reference"))["classical"]
+        first = tab.xs(("correlation", "first", ""),
+                       level=("estimand", "reference", "set"))["classical"]
         assert len(first) == int(ds["reference_based"].sum())
         for metric, value in first.items():
             assert value == pytest.approx(repo.loc[f"{trait}_{metric}", coef], abs=1e-9)
@@ -384,10 +385,11 @@ def test_reference_choice_single_reference_has_no_spread():
                      "score": (("metric", "system", "item", "reference"), s)},
                     coords={"metric": ["m"], "trait": ["q"], "reference": ["1", "2", "3"]})
     res = bm.reference_choice(ds, "q", n_draws=300, random_seed=0)
-    det = res.details().xs(("correlation", "first"), level=("estimand", "reference"))
+    det = res.details().xs(("correlation", "first", ""),
+                           level=("estimand", "reference", "set"))
     assert det.loc["m", "refs_max"] == 2
     tab = res.summary()
-    assert tab.loc[("correlation", "m", "random"), "sd"] > 0
+    assert tab.loc[("correlation", "m", "random", ""), "sd"] > 0
     with pytest.raises(ValueError, match="no 'reference' dim"):
         bm.reference_choice(ds.isel(reference=0), "q")
 
@@ -559,7 +561,7 @@ def test_pre_assessment_pearson_and_errors():
     ds = _bivariate(300, (0.5,), seed=3)
     res = bm.pre_assessment(ds, "q", n=(30,), n_draws=300, coefficient="pearson",
                             search=False, random_seed=0)
-    full = res.summary().loc[("correlation", "rho0.5", "all"), "classical"]
+    full = res.summary().loc[("correlation", "rho0.5", "all", ""), "classical"]
     h = ds["judgment"].values.ravel()
     assert full == pytest.approx(stats.pearsonr(ds["score"].values[0, 0], h)[0], abs=1e-12)
     with pytest.raises(ValueError, match="coefficient must be one of"):
@@ -652,3 +654,226 @@ def test_perturbation_detection_on_mutt_reorderings_scored_by_lexical_metrics():
     assert rate.loc[("bleu", "", "swap_chunks", "")] > 0.5
     det = res.details().xs("detection_difference", level="estimand")
     assert det.loc[("bleu", "rouge1", "swap_chunks", ""), "p_beats"] > 0.99
+
+
+def test_kind_comparison_kendall_equals_scipy_tau_b_with_ties():
+    """Kendall (tau-b) over all outputs: unit weights give scipy.stats.kendalltau to 1e-12 on
+    scores with many ties; bootstrap counts give the tau-b of the repeated outputs (1e-12)."""
+    from bayesmeta.classical.kind_comparison import sample_corr
+
+    rng = np.random.default_rng(5)
+    h = rng.integers(1, 6, size=(1, 120)).astype(float)            # 5-point scale: ties
+    s = np.stack([np.round(h + rng.normal(size=h.shape), 1), rng.integers(0, 3, h.shape),
+                  h + rng.normal(size=h.shape)]).astype(float)
+    s[2, 0, 7] = np.nan                                             # a missing score
+    ds = bm.metric_kinds(xr.Dataset(
+        {"judgment": (("system", "item", "trait"), h[..., None]),
+         "score": (("metric", "system", "item"), s)},
+        coords={"metric": ["a_src_hypo", "b_ref_hypo", "c_ref_hypo"], "trait": ["q"]}))
+    res = bm.kind_comparison(ds, "q", coefficient="kendall", random_seed=0,
+                             resampling={"n_resamples": 50})
+    check_table(res.summary())
+    r = res.summary().xs("correlation", level="estimand").droplevel("set")["classical"]
+    for k, metric in enumerate(["a_src_hypo", "b_ref_hypo", "c_ref_hypo"]):
+        ok = np.isfinite(s[k, 0])
+        want = stats.kendalltau(s[k, 0, ok], h[0, ok]).statistic
+        assert r[metric] == pytest.approx(want, abs=1e-12)
+    cnt = rng.multinomial(120, np.full(120, 1 / 120), size=3)
+    got = sample_corr(s[:2, 0], h[0], cnt, "kendall")
+    for b in range(3):
+        idx = np.repeat(np.arange(120), cnt[b])
+        for k in range(2):
+            want = stats.kendalltau(s[k, 0, idx], h[0, idx]).statistic
+            assert got[b, k] == pytest.approx(want, abs=1e-12)
+    tab = res.summary()
+    assert tab.loc[("mean_free_minus_based", "", ""), "classical"] == pytest.approx(
+        r["a_src_hypo"] - (r["b_ref_hypo"] + r["c_ref_hypo"]) / 2, abs=1e-12)
+    with pytest.raises(ValueError, match="coefficient must be one of"):
+        bm.kind_comparison(ds, "q", coefficient="tau")
+
+
+@pytest.mark.parametrize("name", sorted(KS_CRITERIA))
+def test_kind_comparison_kendall_matches_repository(nlgeval_home, name):
+    """bm.kind_comparison(coefficient="kendall") gives the kendalltau column of the
+    repository's correlation_<name>.csv (paper 002 Tables 2, 7, 8; first reference) to 1e-9
+    for every criterion and metric (point estimates only: n_resamples=0)."""
+    ds = bm.datasets.nlgeval(name)
+    repo = pd.read_csv(nlgeval_home / "analysis" / f"correlation_{name}.csv", index_col=0)
+    kinds = ds["reference_based"].values
+    if kinds.all() or not kinds.any():
+        pytest.skip(f"{name} has metrics of one kind only")
+    checked = 0
+    for trait in map(str, ds["trait"].values):
+        keys = [f"{trait}_{m}" for m in ds["metric"].values]
+        if not any(k in repo.index for k in keys):
+            continue
+        res = bm.kind_comparison(ds, trait, coefficient="kendall", random_seed=0,
+                                 resampling=POINT)
+        r = res.summary().xs("correlation", level="estimand").droplevel("set")["classical"]
+        for metric, value in r.items():
+            key = f"{trait}_{metric}"
+            if key in repo.index:
+                assert value == pytest.approx(repo.loc[key, "kendalltau"], abs=1e-9), key
+                checked += 1
+    assert checked > 0
+
+
+def test_pre_assessment_kind_contrast():
+    """Reference-free vs reference-based in the planner. Full data: the group means equal
+    the means of scipy.stats.spearmanr per kind (1e-12), with a percentile-bootstrap
+    interval and a Bayesian-bootstrap posterior that cover the simulated difference of
+    population Spearman correlations (0.12); at each n: the distribution of the same
+    subsets' group-mean difference (mean equal to the draws' own, 1e-12) and p_same_sign.
+    The per-metric rows do not depend on whether the kinds are set (contrast drawn last);
+    without the coordinate, or with one kind selected, a note says why there is no
+    contrast."""
+    ds = _bivariate(600, (0.6, 0.5, 0.4, 0.3), seed=7)
+    kinds = bm.metric_kinds(ds, reference_based=["rho0.4", "rho0.3"])
+    res = bm.pre_assessment(kinds, "q", n=(30, 100), n_draws=400, search=False,
+                            random_seed=2, resampling={"n_resamples": 400})
+    tab = res.summary()
+    check_table(tab)
+    assert tab.attrs["classical_ci_kind"] == "percentile bootstrap (outputs)"
+    h = ds["judgment"].values.ravel()
+    r = np.array([stats.spearmanr(s, h).statistic for s in ds["score"].values[:, 0]])
+    g = tab.xs("all", level="n")
+    assert g.loc[("correlation_group_mean", "", "reference-free"), "classical"] == \
+        pytest.approx(r[:2].mean(), abs=1e-12)
+    assert g.loc[("correlation_group_mean", "", "reference-based"), "classical"] == \
+        pytest.approx(r[2:].mean(), abs=1e-12)
+    d = g.loc[("correlation_free_minus_based", "", "")]
+    assert d["classical"] == pytest.approx(r[:2].mean() - r[2:].mean(), abs=1e-12)
+    truth = 6 / np.pi * (np.arcsin(0.3) + np.arcsin(0.25) - np.arcsin(0.2)
+                         - np.arcsin(0.15)) / 2
+    assert d["classical_low"] < truth < d["classical_high"]
+    assert d["hdi_low"] < truth < d["hdi_high"]
+    assert abs(d["mean"] - d["classical"]) < 2 * d["sd"]
+    draws = res.extra["draws"]                                   # (resample, metric, n)
+    det = res.details()
+    for n in ("30", "100"):
+        diff = (draws.sel(n=n).isel(metric=[0, 1]).mean("metric")
+                - draws.sel(n=n).isel(metric=[2, 3]).mean("metric")).values
+        row = tab.loc[("correlation_free_minus_based", "", n, "")]
+        assert row["mean"] == pytest.approx(diff.mean(), abs=1e-12)
+        assert det.loc[("correlation_free_minus_based", "", n, ""), "p_same_sign"] == \
+            pytest.approx(np.mean(np.sign(diff) == np.sign(d["classical"])), abs=1e-12)
+    assert tab.loc[("correlation_free_minus_based", "", "30", ""), "sd"] > \
+        tab.loc[("correlation_free_minus_based", "", "100", ""), "sd"]
+    plain = bm.pre_assessment(ds, "q", n=(30, 100), n_draws=400, search=False,
+                              random_seed=2).summary()
+    pd.testing.assert_frame_equal(plain, tab.loc[plain.index, plain.columns],
+                                  check_dtype=False)
+    assert not plain.index.get_level_values("estimand").str.contains("free_minus").any()
+    note = " ".join(bm.pre_assessment(ds, "q", n=(30,), n_draws=50, search=False,
+                                      random_seed=0).notes)
+    assert "no metric coordinate 'reference_based'" in note
+    one = bm.pre_assessment(kinds, "q", metrics=["rho0.6", "rho0.5"], n=(30,), n_draws=50,
+                            search=False, random_seed=0)
+    assert "all reference-free" in " ".join(one.notes)
+
+
+def test_reference_choice_kind_contrast():
+    """Reference-free vs reference-based in reference choice. Classical: the group means of
+    the first-reference scipy.stats.spearmanr (1e-12). Posterior (Bayesian bootstrap over
+    outputs, random reference per output): the reference-free mean agrees with the
+    classical one and the reference-based mean with the mean over random references
+    (the 'random' rows), each within 0.01 (Monte Carlo and O(1/N) bootstrap bias at
+    N = 400, 2,000 draws; the bootstrap sd is about 0.04); the intervals cover the
+    simulated difference; references that all give the same score leave a narrower
+    interval than references that disagree. The per-metric rows do not change when the
+    kinds are set (the contrast is drawn last); the default selection (multi-reference
+    metrics only) gets a note saying why there is no contrast."""
+    rng = np.random.default_rng(11)
+    n_out, n_ref = 400, 3
+    h = rng.normal(size=n_out)
+    free = np.stack([0.6 * h + 0.8 * rng.normal(size=n_out)] * 1
+                    + [0.5 * h + 0.87 * rng.normal(size=n_out)])
+    base = 0.4 * h + 0.9 * rng.normal(size=n_out)
+    based = np.stack([base[:, None] + 0.6 * rng.normal(size=(n_out, n_ref)) for _ in range(2)])
+    s = np.full((4, 1, n_out, n_ref), np.nan)
+    s[:2, 0, :, 0] = free
+    s[2:, 0] = based
+    s[2, 0, :50, 2] = np.nan                          # some outputs with 2 references
+    names = ["f1_src_hypo", "f2_src_hypo", "b1_ref_hypo", "b2_ref_hypo"]
+
+    def make(scores):
+        return bm.metric_kinds(xr.Dataset(
+            {"judgment": (("system", "item", "trait"), h[None, :, None]),
+             "score": (("metric", "system", "item", "reference"), scores)},
+            coords={"metric": names, "trait": ["q"], "reference": ["1", "2", "3"]}))
+
+    ds = make(s)
+    res = bm.reference_choice(ds, "q", metrics=names, n_draws=2000, random_seed=3,
+                              decompose=False)
+    tab = res.summary()
+    check_table(tab)
+    r1 = np.array([stats.spearmanr(s[k, 0, :, 0], h).statistic for k in range(4)])
+    g = tab.loc["correlation_group_mean"].droplevel(["metric", "reference"])
+    assert g.loc["reference-free", "classical"] == pytest.approx(r1[:2].mean(), abs=1e-12)
+    assert g.loc["reference-based", "classical"] == pytest.approx(r1[2:].mean(), abs=1e-12)
+    d = tab.loc[("correlation_free_minus_based", "", "random", "")]
+    assert d["classical"] == pytest.approx(r1[:2].mean() - r1[2:].mean(), abs=1e-12)
+    rand = tab.xs(("correlation", "random"), level=("estimand", "reference"))
+    assert (rand.loc[names[:2], "sd"] == 0).all()
+    assert g.loc["reference-free", "mean"] == pytest.approx(r1[:2].mean(), abs=0.01)
+    assert g.loc["reference-based", "mean"] == pytest.approx(
+        rand.loc[names[2:], "mean"].mean(), abs=0.01)
+    # population Spearman: 6/pi asin(rho/2); correlations of the simulated scores with h
+    rho = [0.6, 0.5 / np.hypot(0.5, 0.87)]
+    rho_b = 0.4 / np.sqrt(0.4**2 + 0.9**2 + 0.6**2)
+    truth = 6 / np.pi * (np.mean(np.arcsin(np.array(rho) / 2)) - np.arcsin(rho_b / 2))
+    assert d["classical_low"] < truth < d["classical_high"]
+    assert d["hdi_low"] < truth < d["hdi_high"]
+    same = s.copy()
+    same[2:, 0] = np.where(np.isfinite(s[2:, 0]), s[2:, 0, :, :1], np.nan)
+    d_same = bm.reference_choice(make(same), "q", metrics=names, n_draws=2000,
+                                 random_seed=3, decompose=False).summary().loc[
+        ("correlation_free_minus_based", "", "random", "")]
+    assert d_same["sd"] < d["sd"]
+    plain = bm.reference_choice(ds.drop_vars(["reference_based", "inputs"]), "q",
+                                metrics=names, n_draws=300, random_seed=3).summary()
+    kinds = bm.reference_choice(ds, "q", metrics=names, n_draws=300, random_seed=3).summary()
+    pd.testing.assert_frame_equal(plain, kinds.loc[plain.index, plain.columns],
+                                  check_dtype=False)
+    default = bm.reference_choice(ds, "q", n_draws=100, random_seed=0)
+    assert "all reference-based" in " ".join(default.notes)
+    assert "correlation_free_minus_based" not in default.summary().index.get_level_values(0)
+
+
+def test_kind_contrast_helper_and_absence_notes():
+    """kind_contrast (shared by every paper-002 analysis): classical group means and their
+    difference equal NumPy's (1e-15), the percentile interval is np.quantile of the
+    per-draw differences (1e-12), post=None gives classical-only rows; ks_score,
+    meta_correlation and perturbation_detection say in a note why a contrast is absent."""
+    from bayesmeta.classical.reference_free import kind_contrast, kind_note
+
+    rng = np.random.default_rng(0)
+    kinds = np.array([False, True, False, True, True])
+    post, boot, est = rng.normal(size=(500, 5)), rng.normal(size=(500, 5)), rng.normal(size=5)
+    rows = kind_contrast(post, kinds, prefix="x", index=["metric", "n", "set"], ci_prob=0.9,
+                         classical=est, boot=boot, labels={"n": "all"})
+    assert list(rows.columns) == ["classical", "classical_low", "classical_high", "mean",
+                                  "sd", "hdi_low", "hdi_high"]
+    d = rows.loc[("x_free_minus_based", "", "all", "")]
+    assert d["classical"] == pytest.approx(est[~kinds].mean() - est[kinds].mean(), abs=1e-15)
+    bd = boot[:, ~kinds].mean(1) - boot[:, kinds].mean(1)
+    np.testing.assert_allclose([d["classical_low"], d["classical_high"]],
+                               np.quantile(bd, [0.05, 0.95]), atol=1e-12)
+    pd_ = post[:, ~kinds].mean(1) - post[:, kinds].mean(1)
+    assert d["mean"] == pytest.approx(pd_.mean(), abs=1e-12)
+    only = kind_contrast(None, kinds, prefix="x", index=["metric", "set"], ci_prob=0.9,
+                         classical=est)
+    assert list(only.columns) == ["classical"] and len(only) == 3
+    assert kind_note(kinds, "a") is None and "all reference-based" in kind_note(kinds | True, "a")
+    ks = bm.ks_score(_bivariate(200, (0.5, 0.3), seed=1), "q", random_seed=0,
+                     resampling={"n_resamples": 20, "n_permutations": 0})
+    assert "no metric coordinate 'reference_based'" in " ".join(ks.notes)
+    sim = bm.datasets.simulated(random_seed=0)
+    mc = bm.meta_correlation(sim, "COH", metrics=["metric01.COH"], random_seed=1,
+                             resampling={"n_resamples": 20})
+    assert "No reference-free vs reference-based contrast" in " ".join(mc.notes)
+    s = rng.normal(size=50)
+    df = pd.DataFrame({"metric": np.repeat(["a", "b"], 50), "pair_id": np.tile(np.arange(50), 2),
+                       "score_original": np.r_[s, s], "score_corrupted": np.r_[s - 1, s]})
+    pdn = bm.perturbation_detection(df, random_seed=0, n_draws=100)
+    assert "A score table carries no kinds" in " ".join(pdn.notes)

@@ -145,6 +145,7 @@ if HAVE_NLG:
 if HAVE_NLG:
     rc = bm.reference_choice(sfhot, "informativeness", n_draws=1000, random_seed=4)
     tab = rc.summary()
+    tab = tab.droplevel("set")
     out = pd.DataFrame({
         "first": tab.xs(("correlation", "first"), level=("estimand", "reference"))["classical"],
         "random_mean": tab.xs(("correlation", "random"), level=("estimand", "reference"))["mean"],

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesmeta.classical.correlation import measure_draws
 from bayesmeta.classical.meta_correlation import weighted_corr
 from bayesmeta.classical.reference_free import KIND_LABELS, kind_of, outputs
 from bayesmeta.options import ResamplingOptions, resolve_seed
@@ -29,6 +30,34 @@ from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, summarize, summary_rows
 
 INDEX = ["metric", "set"]
+COEFFICIENTS = ("spearman", "pearson", "kendall")
+
+
+def sample_corr(x: np.ndarray, h: np.ndarray, w: np.ndarray, coefficient: str) -> np.ndarray:
+    """Correlations ``(R, M)`` of the metric scores ``x`` ``(M, N)`` with the human score
+    ``h`` ``(N,)`` under ``R`` output-weight vectors ``w`` ``(R, N)`` (unit weights: the
+    ``scipy.stats`` value; integer weights: the value of the data with outputs repeated;
+    NaN members get weight 0).
+
+    Pearson and Spearman use :func:`bayesmeta.classical.meta_correlation.weighted_corr`;
+    Kendall tau-b uses the global-level kernel of :func:`bayesmeta.correlations`
+    (:func:`bayesmeta.classical.correlation.measure_draws`, one ``N x N`` pair-sign matrix
+    per metric, chunked to bounded memory), so ``global_kendall`` there and here agree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> x, h = np.array([[1.0, 3, 2, 5, 4, 4]]), np.array([2.0, 1, 4, 3, 5, 5])
+    >>> r = sample_corr(x, h, np.ones((1, 6)), "kendall")
+    >>> bool(abs(r[0, 0] - stats.kendalltau(x[0], h).statistic) < 1e-12)
+    True
+    """
+    w = np.atleast_2d(np.asarray(w, float))
+    if coefficient == "kendall":
+        return measure_draws(x[:, None, :], h[None, :], item_weights=w,
+                             measures=["global_kendall"])[:, :, 0]
+    return weighted_corr(x[None], h[None, None], w[:, None, :], coefficient)
 
 
 def kind_comparison(
@@ -54,7 +83,10 @@ def kind_comparison(
         :func:`bayesmeta.metric_kinds`) and a human score.
     trait : str
         The human criterion; or ``human=``.
-    coefficient : {"spearman", "pearson"}
+    coefficient : {"spearman", "pearson", "kendall"}
+        ``scipy.stats`` definitions (Kendall is tau-b, as the repository's ``kendalltau``
+        column). Kendall's resamples cost ``O(N^2)`` each (a pair-sign matrix product);
+        Pearson and Spearman ``O(N log N)``.
     metrics, human, run, reference
         Selection (:mod:`bayesmeta.data.select`); list cells: the first reference, as the
         repository.
@@ -93,9 +125,8 @@ def kind_comparison(
     R equivalent: ``cor(s, h, method = "spearman")`` per metric.
     """
     ci_prob = check_ci_prob(ci_prob)
-    if coefficient not in ("spearman", "pearson"):
-        raise ValueError(f"coefficient must be 'spearman' or 'pearson', got {coefficient!r} "
-                         "(Kendall over all outputs needs N x N pair matrices).")
+    if coefficient not in COEFFICIENTS:
+        raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}.")
     opts = ResamplingOptions.coerce(resampling)
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
@@ -110,7 +141,7 @@ def kind_comparison(
         raise ValueError(f"the metrics selected are all {KIND_LABELS[bool(kinds[0])]}; the "
                          "comparison needs both kinds.")
     N, R = h.size, opts.n_resamples
-    r0 = weighted_corr(x, h[None], np.ones(N), coefficient)
+    r0 = sample_corr(x, h, np.ones((1, N)), coefficient)[0]
     rows = pd.DataFrame({"classical": r0}, index=pd.MultiIndex.from_arrays(
         [["correlation"] * len(labels), labels, [""] * len(labels)],
         names=["estimand", *INDEX]))
@@ -132,13 +163,14 @@ def kind_comparison(
         best_metric[len(labels) + k] = labels[pool[np.nanargmax(r0[pool])]]
     details = pd.DataFrame({"best_metric": best_metric}, index=table.index)
     if R:
-        size = max(1, int(4e6 // x.size))
+        # Kendall's kernel chunks by memory itself: one batch (the sign matrices once)
+        size = R if coefficient == "kendall" else max(1, int(4e6 // x.size))
         boot, bb = [], []
         for b in [min(size, R - i) for i in range(0, R, size)]:
-            cnt = rng.multinomial(N, np.full(N, 1 / N), size=b)[:, None, :]
-            boot.append(weighted_corr(x[None], h[None, None], cnt, coefficient))
-            w = rng.exponential(size=(b, 1, N))
-            bb.append(weighted_corr(x[None], h[None, None], w, coefficient))
+            cnt = rng.multinomial(N, np.full(N, 1 / N), size=b)
+            boot.append(sample_corr(x, h, cnt, coefficient))
+            w = rng.exponential(size=(b, N))
+            bb.append(sample_corr(x, h, w, coefficient))
         boot, bb = np.concatenate(boot), np.concatenate(bb)          # (R, M)
         derived_b, derived_p = _derived(boot, kinds), _derived(bb, kinds)
         allb = np.c_[boot, derived_b]
@@ -181,4 +213,4 @@ def _derived(draws: np.ndarray, kinds: np.ndarray) -> np.ndarray:
     return np.c_[bf, bb, mf, mb, bf - bb, mf - mb]
 
 
-__all__ = ["kind_comparison"]
+__all__ = ["kind_comparison", "sample_corr"]

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.classical.reference_free import KIND_LABELS, kind_of
+from bayesmeta.classical.reference_free import kind_contrast, kind_note, kind_of
 from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
@@ -245,7 +245,15 @@ def meta_correlation(
                                              np.tile(n_items, len(labels)), n_items]},
                            index=table.index)
     kinds = kind_of(data, labels)
-    if R and kinds is not None and kinds.any() and (~kinds).any():
+    notes = ["Few systems: Bayesian-bootstrap intervals are optimistic (0.86-0.89 "
+             "coverage at 16 systems for system-level correlations)."]
+    why_not = kind_note(kinds, "meta_correlation")
+    if why_not is None and not R:
+        why_not = ("No reference-free vs reference-based contrast for meta_correlation: it "
+                   "needs the Bayesian-bootstrap draws (n_resamples > 0).")
+    if why_not is not None:
+        notes.append(why_not)
+    else:
         meta_bb = np.concatenate([d[2] for d in bb])          # same weights for all metrics
         table = pd.concat([table, _kind_rows(meta_bb, kinds, ci_prob)])
     return Result(
@@ -256,8 +264,7 @@ def meta_correlation(
         classical_ci_kind="percentile bootstrap (systems, then items within systems)"
         if R else None,
         posterior="Bayesian bootstrap (systems and items within systems)",
-        notes=["Few systems: Bayesian-bootstrap intervals are optimistic (0.86-0.89 "
-               "coverage at 16 systems for system-level correlations)."],
+        notes=notes,
         data_hash=data_hash(np.r_[x.ravel(), h.ravel(), q.ravel()]),
     )
 
@@ -265,16 +272,8 @@ def meta_correlation(
 def _kind_rows(meta: np.ndarray, kinds: np.ndarray, ci_prob: float) -> pd.DataFrame:
     """Posterior mean meta-correlation of reference-free and reference-based metrics and
     their difference (draws share the Bayesian-bootstrap weights, so this is paired)."""
-    with np.errstate(invalid="ignore"):
-        free, based = np.nanmean(meta[:, ~kinds], 1), np.nanmean(meta[:, kinds], 1)
-    mean = xr.DataArray(np.c_[free, based], dims=("resample", "set"),
-                        coords={"set": [KIND_LABELS[False], KIND_LABELS[True]]})
-    rows = [summary_rows(summarize(mean, ci_prob=ci_prob), estimand="meta_group_mean",
-                         index=["metric", "system", "set"]),
-            summary_rows(summarize(xr.DataArray(free - based, dims=("resample",)),
-                                   ci_prob=ci_prob), estimand="meta_free_minus_based",
-                         index=["metric", "system", "set"])]
-    return pd.concat(rows)
+    return kind_contrast(meta, kinds, prefix="meta", index=["metric", "system", "set"],
+                         ci_prob=ci_prob)
 
 
 def _batches(R: int, size: int) -> list[int]:

@@ -25,13 +25,13 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.classical import pass_rates
+from bayesmeta.classical.reference_free import kind_contrast, kind_note
 from bayesmeta.data import select
 from bayesmeta.options import resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize, summary_rows
 
 INDEX = ["metric", "metric2", "perturbation", "set"]
-KIND_LABELS = {False: "reference-free", True: "reference-based"}
 
 
 def _from_frame(df: pd.DataFrame, metrics: Any, human_column: str | None) -> dict:
@@ -237,7 +237,7 @@ def perturbation_detection(
                                            ci_prob)
             frames.append(frames_d)
             dets.append(det_d)
-        if kinds is not None and kinds.any() and (~kinds).any():
+        if kind_note(kinds, "perturbation_detection") is None:
             frames.extend(_kind_contrast(det, valid, kinds, p, n_draws, rng, ci_prob))
     table = pd.concat(frames)
     details = pd.concat(dets).reindex(table.index)
@@ -245,6 +245,10 @@ def perturbation_detection(
              "ties apart (n-gram metrics tie on reordered sentences)."]
     if threshold is not None:
         notes.append(f"Pairs whose original has a human score below {threshold:g} excluded.")
+    why_not = kind_note(kinds, "perturbation_detection")
+    if why_not is not None:
+        notes.append(why_not + (" A score table carries no kinds: give a dataset."
+                                if kinds is None and isinstance(data, pd.DataFrame) else ""))
     return Result(
         table, title="Perturbation detection: share of pairs with s > s_hat (paper 002)",
         info={"metrics": len(labels), "perturbations": ", ".join(got["pairs"]),
@@ -301,12 +305,8 @@ def _kind_contrast(det, valid, kinds, p, n_draws, rng, ci_prob) -> list[pd.DataF
         return []
     w = rng.exponential(size=(n_draws, int(common.sum())))
     rates = (w / w.sum(1, keepdims=True)) @ det[:, common].T.astype(float)  # (draws, M)
-    free, based = rates[:, ~kinds].mean(1), rates[:, kinds].mean(1)
-    mean = xr.DataArray(np.c_[free, based], dims=("resample", "set"),
-                        coords={"set": [KIND_LABELS[False], KIND_LABELS[True]]})
-    diff = xr.DataArray(free - based, dims=("resample",))
-    return [_rows(mean, "detection_group_mean", ci_prob, perturbation=p),
-            _rows(diff, "detection_free_minus_based", ci_prob, perturbation=p)]
+    return [kind_contrast(rates, kinds, prefix="detection", index=INDEX, ci_prob=ci_prob,
+                          labels={"perturbation": p})]
 
 
 __all__ = ["perturbation_detection"]

@@ -8,23 +8,32 @@ and the probability that the decision ":math:`r > 0.3`" (the paper's rule) is th
 on the full data. The inverse question is answered on a fine grid of ``n``: the smallest
 ``n`` at which each probability reaches ``prob``. Everything is vectorised over draws and
 metrics (one sort per draw and metric; ties get average ranks, as ``scipy.stats.spearmanr``).
+
+With the metric coordinate ``reference_based`` and both kinds selected, the mean correlation
+of the reference-free and of the reference-based metrics and their difference are reported
+too: on the full data with a percentile-bootstrap interval and a Bayesian-bootstrap
+posterior over the outputs (the same weights for every metric, so the contrast is paired),
+and at each ``n`` as its distribution over the same random subsets, which says how often a
+pre-assessment of ``n`` outputs would rank the two kinds as the full data do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.classical.reference_free import outputs
-from bayesmeta.options import resolve_seed
+from bayesmeta.classical.kind_comparison import sample_corr
+from bayesmeta.classical.reference_free import kind_contrast, kind_note, kind_of, outputs
+from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize, summary_rows
 
 COEFFICIENTS = ("spearman", "pearson")
+INDEX = ["metric", "n", "set"]
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
@@ -101,6 +110,7 @@ def pre_assessment(
     run: Any = None,
     reference: Any = "first",
     ci_prob: float = CI_PROB,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
 ) -> Result:
     r"""Distribution of the metric-human correlation from ``n`` random outputs, and the ``n``
@@ -134,18 +144,28 @@ def pre_assessment(
         Selection (:mod:`bayesmeta.data.select`); outputs lacking any selected metric's
         score are left out, so that every metric sees the same subsets.
     ci_prob : float
-        Probability of the equal-tailed interval of :math:`r_n`.
+        Probability of the equal-tailed intervals (:math:`r_n`, the kind contrast).
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples``: bootstrap and Bayesian-bootstrap draws of the full-data kind
+        contrast (default 1000; 0: its classical value only). Unused without the contrast.
     random_seed : int, optional
         Drawn and recorded when omitted.
 
     Returns
     -------
     Result
-        ``correlation`` (index ``metric, n``): at ``n="all"`` the full-data value
+        ``correlation`` (index ``metric, n, set``): at ``n="all"`` the full-data value
         (classical); at each ``n`` the mean, sd and equal-tailed interval of :math:`r_n`
         over the random subsets (a sampling distribution, not a posterior).
         ``p_within_tolerance`` and ``p_correct_decision`` (classical, Monte Carlo standard
         error at most ``0.5 / sqrt(n_draws)``), ``n_needed`` and ``n_needed_decision``.
+        With the ``reference_based`` coordinate and both kinds selected:
+        ``correlation_group_mean`` (``set`` = reference-free / reference-based) and
+        ``correlation_free_minus_based``; at ``n="all"`` the classical group means with a
+        percentile-bootstrap interval and a Bayesian-bootstrap posterior over outputs
+        (``resampling.n_resamples`` draws each), at each ``n`` the distribution over the random
+        subsets, with ``p_same_sign`` in ``details()`` (share of subsets whose difference
+        has the sign of the full-data one). Otherwise a note says why they are absent.
 
     Notes
     -----
@@ -167,13 +187,14 @@ def pre_assessment(
     ...                 coords={"metric": ["m"], "trait": ["q"]})
     >>> res = bm.pre_assessment(ds, "q", n=(20, 50), n_draws=500, random_seed=1)
     >>> tab = res.summary()
-    >>> bool(tab.loc[("correlation", "m", "20"), "sd"] > tab.loc[("correlation", "m", "50"),
-    ...                                                           "sd"])
+    >>> sd = tab.xs("correlation", level="estimand")["sd"]
+    >>> bool(sd[("m", "20", "")] > sd[("m", "50", "")])
     True
 
     R equivalent: ``replicate(2000, cor(x[s <- sample(N, n)], h[s], method = "spearman"))``.
     """
     ci_prob = check_ci_prob(ci_prob)
+    R = ResamplingOptions.coerce(resampling).n_resamples
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     x, h, labels, hlabel = outputs(data, trait, metrics=metrics, run=run, reference=reference,
@@ -188,23 +209,41 @@ def pre_assessment(
         raise ValueError(f"n={bad}: each subset size must lie in [3, {N - 1}] (the data "
                          f"have {N} outputs with every metric and {hlabel}).")
     full = rowwise_corr(x, h[None], coefficient)
+    kinds = kind_of(data, labels)
+    why_not = kind_note(kinds, "pre_assessment")
+    kind_rows, kind_det = [], []
     if coefficient == "spearman":  # ranks depend only on order and ties
         x, h = dense_codes(x), dense_codes(h)[0]
     frames, det = [], []
     full_rows = pd.DataFrame({"classical": full}, index=pd.MultiIndex.from_arrays(
-        [["correlation"] * len(labels), labels, ["all"] * len(labels)],
-        names=["estimand", "metric", "n"]))
+        [["correlation"] * len(labels), labels, ["all"] * len(labels), [""] * len(labels)],
+        names=["estimand", *INDEX]))
     frames.append(full_rows)
     draws = np.stack([subset_corr(x, h, k, n_draws, rng, coefficient) for k in sizes], 1)
     da = xr.DataArray(np.moveaxis(draws, -1, 0), dims=("resample", "metric", "n"),
                       coords={"metric": labels, "n": [str(k) for k in sizes]})
     frames.append(summary_rows(summarize(da, ci_prob=ci_prob, interval="equal_tailed"),
-                               estimand="correlation", index=["metric", "n"]))
+                               estimand="correlation", index=INDEX))
     within = (np.abs(draws - full[:, None, None]) <= tolerance).mean(-1)
     same = ((draws > threshold) == (full[:, None, None] > threshold)).mean(-1)
     for est, val in (("p_within_tolerance", within), ("p_correct_decision", same)):
         frames.append(pd.DataFrame({"classical": val.ravel()}, index=pd.MultiIndex.from_product(
-            [[est], labels, [str(k) for k in sizes]], names=["estimand", "metric", "n"])))
+            [[est], labels, [str(k) for k in sizes], [""]], names=["estimand", *INDEX])))
+    if why_not is None:  # at each n: the same random subsets for every metric
+        d_full = np.nanmean(full[~kinds]) - np.nanmean(full[kinds])
+        for j, k in enumerate(sizes):
+            rows = kind_contrast(draws[:, j, :].T, kinds, prefix="correlation", index=INDEX,
+                                 ci_prob=ci_prob, interval="equal_tailed",
+                                 labels={"n": str(k)})
+            kind_rows.append(rows)
+            with np.errstate(invalid="ignore"):
+                diff = (np.nanmean(draws[:, j, :][~kinds], 0)
+                        - np.nanmean(draws[:, j, :][kinds], 0))
+            same = float(np.mean(np.sign(diff) == np.sign(d_full)))
+            kind_det.append(pd.DataFrame(
+                {"p_same_sign": np.where(rows.index.get_level_values(0)
+                                         == "correlation_free_minus_based", same, np.nan)},
+                index=rows.index))
     notes = [f"{N} outputs; {n_draws} random subsets per size, the same for every metric; "
              f"tolerance {tolerance:g}, decision threshold {threshold:g}, target "
              f"probability {prob:g}."]
@@ -227,20 +266,39 @@ def pre_assessment(
             prev = k
         for q, est in enumerate(("n_needed", "n_needed_decision")):
             frames.append(pd.DataFrame({"classical": need[q]}, index=pd.MultiIndex.from_arrays(
-                [[est] * len(labels), labels, [""] * len(labels)],
-                names=["estimand", "metric", "n"])))
+                [[est] * len(labels), labels, [""] * len(labels), [""] * len(labels)],
+                names=["estimand", *INDEX])))
             det.append(pd.DataFrame({"grid_step": step[q]}, index=frames[-1].index))
         notes.append("n_needed: smallest size on a geometric grid from 10 to all outputs "
                      "(steps <= 10%) whose probability reaches the target; all outputs "
                      "(where the probability is 1) when no smaller size does.")
-    table = pd.concat(frames)
+    # drawn last, so the rows above do not depend on whether the kinds are set
+    if why_not is None:  # full data: bootstrap and Bayesian bootstrap over the outputs
+        size = max(1, int(4e6 // x.size))
+        boot, bb = [], []
+        for b in [min(size, R - i) for i in range(0, R, size)]:
+            boot.append(sample_corr(x, h, rng.multinomial(N, np.full(N, 1 / N), size=b),
+                                    coefficient))
+            bb.append(sample_corr(x, h, rng.exponential(size=(b, N)), coefficient))
+        kind_rows.insert(0, kind_contrast(np.concatenate(bb) if R else None, kinds,
+                                          prefix="correlation", index=INDEX,
+                                          ci_prob=ci_prob, classical=full,
+                                          boot=np.concatenate(boot) if R else None,
+                                          interval="equal_tailed", labels={"n": "all"}))
+    table = pd.concat(frames + kind_rows)
+    details = pd.concat(det + kind_det).reindex(table.index) if det or kind_det else None
+    if why_not is not None:
+        notes.append(why_not)
     return Result(
         table, title=f"Pre-assessment planner: {coefficient} with {hlabel} from n outputs "
                      f"(paper 002, App. C)",
         info={"outputs": N, "metrics": len(labels), "draws": n_draws},
-        details=pd.concat(det) if det else None, notes=notes, ci_prob=ci_prob,
+        details=details, notes=notes, ci_prob=ci_prob,
         ci_kind="equal_tailed", random_seed=seed,
-        posterior="distribution over random subsets of n outputs (not a posterior)",
+        classical_ci_kind="percentile bootstrap (outputs)" if why_not is None and R else None,
+        posterior="distribution over random subsets of n outputs (not a posterior)" + (
+            "; Bayesian bootstrap over outputs for the n='all' kind contrast"
+            if why_not is None and R else ""),
         extra={"draws": da.rename("correlation")},
         data_hash=dhash,
     )

@@ -12,6 +12,13 @@ reference each) gives the total uncertainty; by the law of total variance
 
 and the share due to reference choice is estimated by :math:`\mathrm{Var}_{ref}(r \mid
 \text{observed outputs}) / \mathrm{Var}(r)`.
+
+Reference-free vs reference-based: when the metrics selected include both kinds (metric
+coordinate ``reference_based``), the mean correlation of each kind and their difference, with
+every reference-based metric scored against a random reference per output: a percentile
+bootstrap and a Bayesian bootstrap over the outputs, the same output weights and the same
+reference draw for every metric (paired), so the interval carries both the output sampling
+and the reference choice that a single-reference comparison hides.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesmeta.classical.meta_correlation import weighted_corr
 from bayesmeta.classical.pre_assessment import COEFFICIENTS, average_ranks
+from bayesmeta.classical.reference_free import kind_contrast, kind_note, kind_of
 from bayesmeta.data import select
 from bayesmeta.options import resolve_seed
 from bayesmeta.results import Result, data_hash
@@ -84,7 +93,8 @@ def reference_choice(
     trait : str
         The human criterion; or ``human=``.
     metrics : list of str, optional
-        Default: every metric with more than one reference for some output.
+        Default: every metric with more than one reference for some output. Include
+        reference-free metrics to get the reference-free vs reference-based contrast.
     n_draws : int
         Random reference draws (the paper: 5,000), the same draws for every metric.
     coefficient : {"spearman", "pearson"}
@@ -101,12 +111,18 @@ def reference_choice(
     Returns
     -------
     Result
-        ``correlation`` (index ``metric, reference``): ``reference="first"`` the classical
+        ``correlation`` (index ``metric, reference, set``): ``reference="first"`` the classical
         correlation with the first reference (what paper 002's repository reports);
         ``reference="random"`` mean, sd and equal-tailed interval over the random reference
         draws. ``correlation_total`` (random references and bootstrapped outputs) and
-        ``share_reference_choice`` (classical: variance ratio). ``details()``: outputs,
-        references per output, min and max over the draws.
+        ``share_reference_choice`` (classical: variance ratio). With the ``reference_based``
+        coordinate and both kinds selected: ``correlation_group_mean`` (``set`` =
+        reference-free / reference-based) and ``correlation_free_minus_based``
+        (``reference="random"``): classical from the first reference, the percentile-bootstrap
+        interval and the Bayesian-bootstrap posterior (``n_draws`` each) over outputs with a
+        random reference per output, on the outputs every selected metric scored; otherwise
+        a note says why they are absent. ``details()``: outputs, references per output, min
+        and max over the draws.
 
     Notes
     -----
@@ -127,7 +143,7 @@ def reference_choice(
     ...                         "reference": list("1234")})
     >>> res = bm.reference_choice(ds, "q", n_draws=500, random_seed=1)
     >>> tab = res.summary()
-    >>> bool(tab.loc[("correlation", "bleu_ref_hypo", "random"), "sd"] > 0)
+    >>> bool(tab.loc[("correlation", "bleu_ref_hypo", "random", ""), "sd"] > 0)
     True
 
     R equivalent: ``replicate(5000, cor(s[cbind(1:N, sapply(R, sample, 1))], h,
@@ -192,8 +208,9 @@ def reference_choice(
         det.append({"n_outputs": n_out, "refs_median": float(np.median(nr)),
                     "refs_max": int(nr.max()), "draw_min": float(r_ref.min()),
                     "draw_max": float(r_ref.max())})
-    idx = ["metric", "reference"]
-    frames = [pd.DataFrame(rows, columns=["estimand", *idx, "classical"]).set_index(
+    idx = ["metric", "reference", "set"]
+    frames = [pd.DataFrame([(*r[:3], "", r[3]) for r in rows],
+                           columns=["estimand", *idx, "classical"]).set_index(
         ["estimand", *idx])]
     dets = [pd.DataFrame(det, index=frames[0].index)]
     da = xr.DataArray(np.stack(draws_r, 1), dims=("resample", "metric"),
@@ -208,8 +225,22 @@ def reference_choice(
                                    estimand="correlation_total", index=idx))
         share = np.nanvar(np.stack(draws_r, 1), 0, ddof=1) / np.nanvar(tot, 0, ddof=1)
         frames.append(pd.DataFrame({"classical": share}, index=pd.MultiIndex.from_arrays(
-            [["share_reference_choice"] * len(labels), labels, ["random"] * len(labels)],
-            names=["estimand", *idx])))
+            [["share_reference_choice"] * len(labels), labels, ["random"] * len(labels),
+             [""] * len(labels)], names=["estimand", *idx])))
+    kinds = kind_of(data, labels)
+    why_not = kind_note(kinds, "reference_choice")
+    notes = ["reference='first': the first reference of each list, as paper 002's "
+             "repository; 'random': one reference per output drawn uniformly."]
+    if why_not is None:  # drawn last: the rows above do not depend on the kinds
+        frames.append(_kind_rows(s, h, [all_labels.index(m) for m in labels], kinds,
+                                 n_draws, coefficient, rng, ci_prob))
+        notes.append("Kind contrast: reference-based metrics scored against a random "
+                     "reference per output (the same draw for every metric), outputs "
+                     "resampled; classical = first reference.")
+    else:
+        notes.append(why_not + (" By default only metrics with several references are "
+                                "selected: pass metrics= with reference-free ones too."
+                                if kinds is not None and kinds.all() else ""))
     table = pd.concat(frames)
     return Result(
         table, title=f"Reference choice: {coefficient} with {hs.label} when each output's "
@@ -217,12 +248,52 @@ def reference_choice(
         info={"outputs": int(np.isfinite(h).sum()), "metrics": len(labels),
               "draws": n_draws},
         details=pd.concat(dets).reindex(table.index), ci_prob=ci_prob, ci_kind="equal_tailed",
-        notes=["reference='first': the first reference of each list, as paper 002's "
-               "repository; 'random': one reference per output drawn uniformly."],
-        posterior="distribution over random reference draws (not a posterior)",
+        notes=notes,
+        classical_ci_kind="percentile bootstrap (outputs, random reference)"
+        if why_not is None else None,
+        posterior="distribution over random reference draws (not a posterior)" + (
+            "; Bayesian bootstrap over outputs with random references for the kind "
+            "contrast" if why_not is None else ""),
         extra={"draws": da.isel(reference=0, drop=True).rename("correlation")},
         random_seed=seed, data_hash=data_hash(np.nan_to_num(s, nan=-9.0)),
     )
+
+
+def _kind_rows(s: np.ndarray, h: np.ndarray, rows: list[int], kinds: np.ndarray,
+               n_draws: int, coefficient: str, rng: np.random.Generator, ci_prob: float
+               ) -> pd.DataFrame:
+    """Reference-free vs reference-based group means of the correlation, on the outputs
+    every selected metric scored: classical from the first reference; percentile bootstrap
+    and Bayesian bootstrap over outputs, each draw with one uniform ``u`` per output shared
+    by all metrics (reference ``floor(u R_i)`` of the metric's ``R_i`` references: the same
+    reference wherever the metrics have the same lists)."""
+    sm = s[rows]                                                     # (M, outputs, refs)
+    nr = np.isfinite(sm).sum(-1)
+    ok = np.isfinite(h) & (nr > 0).all(0)
+    if ok.sum() < 4:
+        raise ValueError(f"only {int(ok.sum())} outputs have a score of every metric "
+                         "selected and a human score; the kind contrast needs at least 4.")
+    sm, nr, hh = sm[:, ok], nr[:, ok], h[ok]
+    order = np.argsort(~np.isfinite(sm), axis=-1, kind="stable")     # references first
+    sm = np.take_along_axis(sm, order, -1)
+    N, M = hh.size, len(rows)
+    first = weighted_corr(sm[..., 0], hh[None], np.ones(N), coefficient)
+    boot, bb = np.empty((n_draws, M)), np.empty((n_draws, M))
+    single = (nr == 1).all(1)
+    size = max(1, int(2e6 // N))
+    for a in range(0, n_draws, size):
+        b = min(size, n_draws - a)
+        u = rng.random((b, N))
+        cnt = rng.multinomial(N, np.full(N, 1 / N), size=b)
+        cw = np.stack([cnt, rng.exponential(size=(b, N))])          # (2, b, N)
+        for m in range(M):
+            v = (sm[m, :, 0][None] if single[m]                       # one sort only
+                 else sm[m, np.arange(N), (u * nr[m]).astype(np.int64)])  # (b, N)
+            # both weightings in one call: the scores are sorted once
+            boot[a:a + b, m], bb[a:a + b, m] = weighted_corr(v, hh[None], cw, coefficient)
+    return kind_contrast(bb, kinds, prefix="correlation", index=["metric", "reference", "set"],
+                         ci_prob=ci_prob, classical=first, boot=boot, interval="equal_tailed",
+                         labels={"reference": "random"})
 
 
 __all__ = ["reference_choice"]

@@ -15,6 +15,7 @@ KS score between quality groups.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -123,6 +124,104 @@ def kind_of(data: xr.Dataset, metrics: Sequence[str]) -> np.ndarray | None:
     if "reference_based" not in data.coords:
         return None
     return np.asarray(data["reference_based"].sel(metric=list(metrics)).values, dtype=bool)
+
+
+def kind_note(kinds: np.ndarray | None, analysis: str) -> str | None:
+    """Why an analysis has no reference-free vs reference-based contrast (None when it
+    has one: the ``reference_based`` coordinate is set and both kinds are selected)."""
+    if kinds is None:
+        return (f"No reference-free vs reference-based contrast for {analysis}: the data have "
+                "no metric coordinate 'reference_based' (set it with bm.metric_kinds).")
+    if kinds.all() or not kinds.any():
+        return (f"No reference-free vs reference-based contrast for {analysis}: the metrics "
+                f"selected are all {KIND_LABELS[bool(kinds.all())]}.")
+    return None
+
+
+def kind_contrast(
+    post: np.ndarray | None,
+    kinds: np.ndarray,
+    *,
+    prefix: str,
+    index: Sequence[str],
+    ci_prob: float,
+    classical: np.ndarray | None = None,
+    boot: np.ndarray | None = None,
+    interval: str = "hdi",
+    labels: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    r"""Rows ``<prefix>_group_mean`` (``set`` = reference-free / reference-based) and
+    ``<prefix>_free_minus_based``: the mean of a per-metric quantity over the metrics of
+    each kind, and the difference of the two means.
+
+    .. math:: \bar\theta_{free} - \bar\theta_{based}, \qquad
+              \bar\theta_{k} = \frac{1}{|k|} \sum_{m \in k} \theta_m
+
+    Parameters
+    ----------
+    post : (R, M) array or None
+        Draws of the quantity for every metric; the contrast is paired only when the draws
+        of all metrics share their resampling weights (each analysis draws them so). None:
+        no posterior columns (give ``classical``).
+    kinds : (M,) bool array
+        ``reference_based`` of each metric (both kinds present).
+    prefix : str
+        Estimand prefix (``"ks"``, ``"detection"``, ``"meta"``, ``"correlation"``, ...).
+    index : list of str
+        The table's index levels after ``estimand`` (must include ``set``).
+    ci_prob : float
+        Probability of the intervals.
+    classical : (M,) array, optional
+        Per-metric estimates: their group means fill ``classical``.
+    boot : (R, M) array, optional
+        Per-metric bootstrap draws (shared resamples): percentile ``classical_low/high``.
+    interval : {"hdi", "equal_tailed"}
+        Interval of the draws' summary (:func:`bayesmeta.summaries.summarize`).
+    labels : dict, optional
+        Fixed labels of other index levels (e.g. ``{"n": "all"}``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Three rows in the table shape (group means NaN-aware over metrics).
+    """
+    def means(d: np.ndarray) -> np.ndarray:
+        with warnings.catch_warnings():  # a draw where a whole group is NaN stays NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            free, based = np.nanmean(d[:, ~kinds], 1), np.nanmean(d[:, kinds], 1)
+        return np.c_[free, based, free - based]
+
+    sets = [KIND_LABELS[False], KIND_LABELS[True]]
+    if post is None:
+        if classical is None:
+            raise ValueError("kind_contrast needs post= draws or classical= estimates.")
+        rows = pd.DataFrame(index=pd.MultiIndex.from_arrays(
+            [[f"{prefix}_group_mean"] * 2 + [f"{prefix}_free_minus_based"],
+             *[[*sets, ""] if k == "set" else [""] * 3 for k in index]],
+            names=["estimand", *index]))
+    else:
+        g = means(np.asarray(post, float))
+        mean = xr.DataArray(g[:, :2], dims=("resample", "set"), coords={"set": sets})
+        diff = xr.DataArray(g[:, 2], dims=("resample",))
+        rows = pd.concat([
+            summary_rows(summarize(mean, ci_prob=ci_prob, interval=interval),
+                         estimand=f"{prefix}_group_mean", index=list(index)),
+            summary_rows(summarize(diff, ci_prob=ci_prob, interval=interval),
+                         estimand=f"{prefix}_free_minus_based", index=list(index))])
+    if labels:
+        rows.index = pd.MultiIndex.from_arrays(
+            [np.full(len(rows), labels[k], dtype=object) if k in labels
+             else rows.index.get_level_values(k) for k in rows.index.names],
+            names=rows.index.names)
+    front = {}
+    if classical is not None:
+        front["classical"] = means(np.asarray(classical, float)[None])[0]
+    if boot is not None:
+        iv = equal_tailed(means(np.asarray(boot, float)), ci_prob, axis=(0,))
+        front["classical_low"], front["classical_high"] = iv[:, 0], iv[:, 1]
+    for k, (c, v) in enumerate(front.items()):
+        rows.insert(k, c, v)
+    return rows
 
 
 # ----------------------------------------------------------------------------- selection
@@ -359,9 +458,15 @@ def ks_score(
         s = summarize(draws, ci_prob=ci_prob)
         table[["mean", "sd"]] = np.c_[s["mean"].values, s["sd"].values]
         table[["hdi_low", "hdi_high"]] = s["interval"].values
-        kinds = kind_of(data, labels)
-        if kinds is not None and kinds.any() and (~kinds).any():
-            table = pd.concat([table, _kind_contrast(post, labels, kinds, pairs, ci_prob)])
+    kinds = kind_of(data, labels)
+    why_not = kind_note(kinds, "ks_score")
+    if R and why_not is None:
+        table = pd.concat([table, _kind_contrast(post, labels, kinds, pairs, ci_prob)])
+    if why_not is not None:
+        notes.append(why_not)
+    elif not R:
+        notes.append("No reference-free vs reference-based contrast for ks_score: it needs "
+                     "the Bayesian-bootstrap draws (n_resamples > 0).")
     return Result(
         table, title=f"KS score between quality groups of {hlabel} (paper 002, Eq. 4)",
         info={"outputs": int(h.size), "metrics": len(labels), "cuts": str(cut),
@@ -375,23 +480,10 @@ def ks_score(
 def _kind_contrast(post: dict, labels: list[str], kinds: np.ndarray,
                    pairs: list[tuple[str, str]], ci_prob: float) -> pd.DataFrame:
     """Group means of the KS draws by metric kind and their difference (free - based)."""
-    frames = []
-    for ga, gb in pairs:
-        d = np.stack([post[(m, ga, gb)] for m in labels], 1)
-        free, based = d[:, ~kinds].mean(1), d[:, kinds].mean(1)
-        mean = xr.DataArray(np.c_[free, based], dims=("resample", "set"),
-                            coords={"set": [KIND_LABELS[False], KIND_LABELS[True]],
-                                    "group": ga, "group2": gb})
-        diff = xr.DataArray(free - based, dims=("resample",))
-        for est, da in (("ks_group_mean", mean), ("ks_free_minus_based", diff)):
-            rows = summary_rows(summarize(da, ci_prob=ci_prob), estimand=est,
-                                index=["metric", "group", "group2", "set"])
-            rows.index = pd.MultiIndex.from_arrays(
-                [rows.index.get_level_values(k) if k not in ("group", "group2") else
-                 np.full(len(rows), ga if k == "group" else gb, dtype=object)
-                 for k in rows.index.names], names=rows.index.names)
-            frames.append(rows)
-    return pd.concat(frames)
+    return pd.concat([kind_contrast(np.stack([post[(m, ga, gb)] for m in labels], 1), kinds,
+                                    prefix="ks", index=["metric", "group", "group2", "set"],
+                                    ci_prob=ci_prob, labels={"group": ga, "group2": gb})
+                      for ga, gb in pairs])
 
 
-__all__ = ["KS_CUTS", "ks_score", "ks_statistic", "metric_kinds"]
+__all__ = ["KS_CUTS", "kind_contrast", "kind_note", "ks_score", "ks_statistic", "metric_kinds"]
