@@ -69,6 +69,7 @@ class Cell:
     status: str = "pending"
     error: str = ""
     seconds: float = 0.0
+    exception: BaseException | None = field(default=None, repr=False)
 
 
 def _uncomment(line: str) -> str:
@@ -228,8 +229,7 @@ def _run(cells: list[Cell], path: Path, progress: bool) -> Cell | None:
             def show(message, category, filename, lineno, file=None, line=None, _err=err):
                 _err.write(warnings.formatwarning(message, category, filename, lineno, line))
 
-            with warnings.catch_warnings():
-                warnings.simplefilter("default")
+            with warnings.catch_warnings():  # the caller's filters, shown on the page
                 warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
                 warnings.showwarning = show
                 sys.stdout, sys.stderr = out, err
@@ -252,7 +252,7 @@ def _run(cells: list[Cell], path: Path, progress: bool) -> Cell | None:
                              for i, uri in enumerate(_figures(before), start=1)]
             if failure is not None:
                 cell.status, cell.error = "failed", _traceback(failure, __file__)
-                cell.exception = failure  # type: ignore[attr-defined]
+                cell.exception = failure
                 return cell
             cell.status = "ok"
             if stop:
@@ -307,8 +307,12 @@ def render_vignette(path: str | Path, out: str | Path | None = None, *,
     started = time.perf_counter()
     failed = _run(cells, path, progress)
     seconds = time.perf_counter() - started
-    if failed is not None:
+    pending = next((i for i, c in enumerate(cells) if c.kind == "code" and c.status ==
+                    "pending"), None)
+    if failed is not None:  # nothing after the failing cell is shown
         cells = cells[:cells.index(failed) + 1]
+    elif pending is not None:  # sys.exit(0) ended the script
+        cells = cells[:pending]
     numbers = {id(c): i for i, c in enumerate(cells, start=1)}
     title, show_title = path.stem, True
     if cells and cells[0].kind == "markdown":
@@ -326,7 +330,8 @@ def render_vignette(path: str | Path, out: str | Path | None = None, *,
     n_code = sum(c.kind == "code" for c in parse_cells(text))
     failed_view = None
     if failed is not None:
-        exc = failed.exception  # type: ignore[attr-defined]
+        exc = failed.exception
+        assert exc is not None
         ran = sum(c.kind == "code" for c in cells)
         failed_view = {"number": numbers[id(failed)],
                        "line": _error_line(exc, path, failed.line),
