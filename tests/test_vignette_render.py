@@ -14,6 +14,7 @@ import pytest
 
 from bayesmeta.cli import main
 from bayesmeta.report.vignette import VignetteError, parse_cells, render_vignette
+from bayesmeta.report.vignette import main as vignette_main
 
 GOOD = textwrap.dedent('''\
     # %% [markdown]
@@ -147,6 +148,9 @@ def test_cli_vignette(good, bad, tmp_path, capsys):
     assert main(["vignette", str(bad), "--out", str(out)]) == 1
     assert out.exists() and "ValueError: boom" in capsys.readouterr().err
     assert main(["vignette", str(tmp_path / "missing.py")]) == 2
+    # python -m bayesmeta.report.vignette PATH [--out FILE]
+    assert vignette_main([str(good), "--out", str(tmp_path / "m.html")]) == 0
+    assert (tmp_path / "m.html").exists()
 
 
 def test_syntax_error_cell_is_a_failed_cell(tmp_path):

@@ -358,11 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bayesmeta.report.vignette PATH [--out FILE]``."""
     from bayesmeta.cli import add_vignette_parser, vignette_main
 
-    parser = argparse.ArgumentParser(prog="python -m bayesmeta.report.vignette")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_vignette_parser(sub)
-    return vignette_main(parser.parse_args(["vignette", *(sys.argv[1:] if argv is None
-                                                          else argv)]))
+    parser = argparse.ArgumentParser(prog="python -m bayesmeta.report.vignette",
+                                     description=__doc__.split("\n\n")[0])
+    add_vignette_parser(types.SimpleNamespace(add_parser=lambda name, **kw: parser))
+    return vignette_main(parser.parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover
