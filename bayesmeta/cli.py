@@ -6,6 +6,7 @@
     bayesmeta report DATA [--design design.toml] [reading options] [--trait T]
                      [--bayes off|fast|full] [--seed N] [--resamples N] --out report.html
     bayesmeta demo [--out bayesmeta-demo.html] [--bayes off|fast|full] [--seed N] [--text]
+    bayesmeta vignette PATH [--out FILE]
 
 ``read`` reads a CSV as :func:`bayesmeta.read_csv` would and prints what was read: sizes,
 the human scores and their kind, the metrics, the reference dim, the columns left out and
@@ -23,6 +24,11 @@ and a short text summary on stdout. ``--trait`` picks the human traits (in ``rep
 long-format trait column is ``--trait-column``). ``demo`` writes the same report of the
 built-in simulated data (``--bayes off`` and 200 resamples by default, so it takes well
 under two minutes on two cores); ``demo --text`` prints the classical text tables instead.
+
+``vignette`` runs a vignette (a jupytext percent script, ``vignettes/*.py``) cell by cell
+and writes it as one self-contained HTML page: Markdown, code, printed output and figures
+(:func:`bayesmeta.report.vignette.render_vignette`); a failing cell ends the run, its
+traceback is on the page, and the exit status is 1.
 
 ``report --design design.toml`` reads the reading and report options from a TOML file
 (keys as the long flags with ``_`` for ``-``: ``format``, ``system``, ``item``, ``metrics``,
@@ -259,7 +265,7 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``bayesmeta`` argument parser (subcommands ``read``, ``reliability``, ``report``,
-    ``demo``)."""
+    ``demo``, ``vignette``)."""
     parser = argparse.ArgumentParser(prog="bayesmeta", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     read = sub.add_parser("read", help="read a CSV and print what was read")
@@ -269,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("paths", nargs="*", help="CSV file(s); several = repeated metric runs")
     add_read_arguments(rel, default_format="metriceval")
     add_report_parsers(sub)
+    add_vignette_parser(sub)
     for p in (rel,):
         p.add_argument("--method", default="kendall",
                        choices=["kendall", "spearman", "pearson"])
@@ -324,6 +331,34 @@ def add_report_parsers(sub: Any) -> None:
                             f"(default {resamples})")
         p.add_argument("--method", default="kendall",
                        choices=["kendall", "spearman", "pearson"])
+
+
+# ----------------------------------------------------------------------------- vignette
+def add_vignette_parser(sub: Any) -> None:
+    """The ``vignette`` subcommand (render a vignette to HTML)."""
+    vig = sub.add_parser("vignette", help="run a vignette (jupytext percent script) and write "
+                                          "it as a self-contained HTML page")
+    vig.add_argument("path", metavar="PATH", help="the vignette, e.g. "
+                                                  "vignettes/paper000_measurement_theory.py")
+    vig.add_argument("--out", default=None, metavar="FILE",
+                     help="HTML file to write (default: beside PATH, suffix .html)")
+
+
+def vignette_main(args: argparse.Namespace) -> int:
+    """Run ``bayesmeta vignette``: one progress line per cell on stderr, then where the page
+    is; exit status 1 when a cell failed (the page, with the traceback, is still written)."""
+    from bayesmeta.report.vignette import VignetteError, render_vignette
+
+    try:
+        page = render_vignette(args.path, args.out, progress=True)
+    except VignetteError as err:
+        print(f"bayesmeta: error: {err}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as err:
+        print(f"bayesmeta: error: {err}", file=sys.stderr)
+        return 2
+    print(f"vignette rendered to {page.resolve()}")
+    return 0
 
 
 # ----------------------------------------------------------------------------- design file
@@ -535,6 +570,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            if args.command == "vignette":
+                return vignette_main(args)
             if args.command == "report" and args.design:
                 apply_design(args, argv[argv.index("report") + 1:])
             if args.command == "report" or (args.command == "demo" and not args.text):

@@ -39,6 +39,14 @@ def _jinja() -> Any:
     return jinja2
 
 
+def page_environment() -> Any:
+    """The Jinja2 environment of every bayesmeta page: autoescaping on (data never reaches a
+    page unescaped), undefined names an error."""
+    jinja2 = _jinja()
+    return jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True)
+
+
 def _fmt(col: str, v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
@@ -168,10 +176,7 @@ def table_view(block: TableBlock) -> dict[str, Any]:
 
 def render_html(report: Report, *, standalone: bool = True) -> str:
     """The report as one HTML page (or a fragment for Jupyter)."""
-    jinja2 = _jinja()
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
-    template = env.from_string(TEMPLATE)
+    template = page_environment().from_string(TEMPLATE)
     sections = []
     for run in report.runs:
         item: dict[str, Any] = {"key": run.key, "title": run.title, "status": run.status,

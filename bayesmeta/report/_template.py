@@ -1,5 +1,10 @@
 """The report's page template (Jinja2, autoescaped) and stylesheet: no script, no external
-resource, readable on screen and on paper."""
+resource, readable on screen and on paper.
+
+:data:`PAGE_OPEN` and :data:`PAGE_CLOSE` are the page skeleton (doctype, head with the
+inline stylesheet, ``<div class="bm-report">``) shared by every page bayesmeta writes: the
+metric report (:data:`TEMPLATE`) and a rendered vignette (:data:`VIGNETTE_TEMPLATE`).
+"""
 
 CSS = """
 .bm-report { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
@@ -49,7 +54,8 @@ CSS = """
 }
 """
 
-TEMPLATE = """{% if standalone %}<!DOCTYPE html>
+#: The page skeleton before a page's body (``standalone=False``: a fragment for Jupyter).
+PAGE_OPEN = """{% if standalone %}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -61,7 +67,15 @@ TEMPLATE = """{% if standalone %}<!DOCTYPE html>
 {% else %}<style>{{ css | safe }}</style>
 {% endif %}
 <div class="bm-report">
-<header>
+"""
+
+#: The page skeleton after a page's body.
+PAGE_CLOSE = """</div>
+{% if standalone %}</body>
+</html>
+{% endif %}"""
+
+TEMPLATE = PAGE_OPEN + """<header>
 <h1>{{ title }}</h1>
 <p class="sub">{{ source }} &middot; {{ sizes }}</p>
 {% if fast %}<p class="preview">--bayes fast: every Bayesian table below is a PREVIEW
@@ -150,7 +164,67 @@ warning(s)</summary><ul class="notes">{% for w in s.warnings %}<li>{{ w }}</li>{
 {% endfor %}
 <footer><p class="sub">Made by bayesmeta {{ settings[0][1] }}. Reproduce with the signature
 above: same data hash, seed and settings.</p></footer>
+""" + PAGE_CLOSE
+
+#: Extra styles of a rendered vignette (code, its printed output, warnings, tracebacks).
+VIGNETTE_CSS = """
+.bm-report .md { margin: 0.6em 0; }
+.bm-report pre { font-size: 0.82em; overflow-x: auto; margin: 0.3em 0; }
+.bm-report pre.code { background: #f6f8fa; border-left: 3px solid #1f5fa8;
+  padding: 0.5em 0.8em; }
+.bm-report pre.out { padding: 0.2em 0.8em; border-left: 3px solid #ddd; }
+.bm-report pre.stderr { background: #fff8e6; border-left-color: #e0b000; color: #6b4a00; }
+.bm-report pre.traceback { background: #fde2e2; border-left: 3px solid #b00020;
+  padding: 0.5em 0.8em; }
+.bm-report pre.raw { color: #555; }
+.bm-report .cell { margin: 0.8em 0; }
+.bm-report .cell .time { text-align: right; margin: 0; }
+@media print {
+  .bm-report pre { white-space: pre-wrap; overflow-wrap: anywhere; overflow: visible; }
+  .bm-report pre.code { background: none; }
+}
+"""
+
+#: The body of a rendered vignette (:func:`bayesmeta.report.vignette.render_vignette`).
+VIGNETTE_TEMPLATE = PAGE_OPEN + """<header>
+{% if show_title %}<h1>{{ title }}</h1>
+{% endif %}
+<p class="sub">Vignette {{ source }} &middot; {{ n_code }} code cells &middot;
+{{ seconds }} s &middot; bayesmeta {{ version }} &middot; Python {{ python }} &middot;
+rendered {{ created }}</p>
+{% if failed %}
+<div class="alert" id="vignette-failed"><strong>Cell {{ failed.number }} (line
+{{ failed.line }}) failed:</strong> {{ failed.summary }}. Rendering stopped there;
+{{ failed.not_run }} later cell(s) were not run. The traceback is under
+<a href="#cell-{{ failed.number }}">the cell</a>.</div>
+{% else %}
+<p class="okbox" id="vignette-ok">Every cell ran, in order, to the end.</p>
+{% endif %}
+</header>
+<main>
+{% for c in cells %}
+{% if c.kind == "markdown" %}
+<div class="md" id="cell-{{ c.number }}">{{ c.html }}</div>
+{% elif c.kind == "raw" %}
+<pre class="raw" id="cell-{{ c.number }}">{{ c.source }}</pre>
+{% else %}
+<div class="cell {{ c.status }}" id="cell-{{ c.number }}" data-status="{{ c.status }}">
+<pre class="code">{{ c.source }}</pre>
+{% for o in c.outputs %}
+{% if o.kind == "figure" %}
+<img class="plot" alt="cell {{ c.number }}, figure {{ o.index }}" src="{{ o.data }}">
+{% else %}
+<pre class="out {{ o.kind }}">{{ o.text }}</pre>
+{% endif %}
+{% endfor %}
+{% if c.status == "failed" %}
+<pre class="error traceback">{{ c.error }}</pre>
+{% endif %}
+<p class="time">cell {{ c.number }}, line {{ c.line }}: {{ c.seconds }} s</p>
 </div>
-{% if standalone %}</body>
-</html>
-{% endif %}"""
+{% endif %}
+{% endfor %}
+</main>
+<footer><p class="sub">Rendered by bayesmeta {{ version }} from {{ source }}
+(<code>bayesmeta vignette {{ source }}</code>).</p></footer>
+""" + PAGE_CLOSE
