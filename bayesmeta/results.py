@@ -323,6 +323,7 @@ class Result:
         tree["/"] = xr.Dataset(
             attrs={
                 "bayesmeta_class": type(self).__name__,
+                "bayesmeta_module": type(self).__module__,
                 "title": self.title,
                 "info": json.dumps(self.info, default=str),
                 "notes": json.dumps(self.notes),
@@ -347,6 +348,20 @@ class Result:
         return None
 
 
+def _result_class(name: str, module: str) -> type[Result]:
+    """The Result subclass saved under ``name``, importing its module (recorded at save
+    time) when it is not loaded yet, e.g. a Bayesian CFA saved in another session (its
+    model module is imported lazily, so that ``import bayesmeta`` stays light)."""
+    if name not in _REGISTRY and module.startswith("bayesmeta."):
+        import importlib
+
+        try:
+            importlib.import_module(module)
+        except ImportError:  # a module renamed since: fall back to the base class
+            pass
+    return _REGISTRY.get(name, Result)
+
+
 def load(path: str | Path) -> Result:
     """Load a result saved with :meth:`Result.save`.
 
@@ -361,7 +376,7 @@ def load(path: str | Path) -> Result:
     """
     dt = xr.open_datatree(path, engine="h5netcdf").load()
     attrs = dt.attrs
-    cls = _REGISTRY.get(attrs["bayesmeta_class"], Result)
+    cls = _result_class(attrs["bayesmeta_class"], attrs.get("bayesmeta_module", ""))
     table = _unflat_frame(dt["summary"].to_dataset())
     details = _unflat_frame(dt["details"].to_dataset()) if "details" in dt.children else None
     idata = None

@@ -69,3 +69,30 @@ def test_plot_returns_figure(simulated):
     assert len(fig.axes[0].get_yticklabels()) == 24
     with pytest.raises(ValueError, match="estimand must be one of 'alpha', 'sem'"):
         bm.consistency(simulated).plot(estimand="stability")
+
+
+def test_load_imports_the_module_of_a_lazily_imported_result_class(tmp_path):
+    """A Bayesian CFA result saved in one session loads as itself in a fresh one, where
+    its model module (imported lazily to keep `import bayesmeta` light) is not loaded."""
+    import subprocess
+    import sys
+    import textwrap
+
+    save = textwrap.dedent('''
+        import sys
+        import pandas as pd
+        from bayesmeta.models.ordinal_cfa import OrdinalCFAResult
+        idx = pd.MultiIndex.from_tuples([("loading", "coh")], names=["estimand", "trait"])
+        OrdinalCFAResult(pd.DataFrame({"mean": [0.8]}, index=idx), title="t").save(sys.argv[1])
+    ''')
+    load = textwrap.dedent('''
+        import sys
+        import bayesmeta as bm
+        assert "bayesmeta.models.ordinal_cfa" not in sys.modules
+        print(type(bm.load(sys.argv[1])).__name__)
+    ''')
+    path = str(tmp_path / "cfa.nc")
+    subprocess.run([sys.executable, "-c", save, path], check=True)
+    out = subprocess.run([sys.executable, "-c", load, path], check=True, capture_output=True,
+                         text=True)
+    assert out.stdout.strip() == "OrdinalCFAResult"
