@@ -130,3 +130,35 @@ def _factor_correlations(fit: Any, traits: list[str]) -> np.ndarray:
 
 def _slices(n: int, size: int = 100) -> list[slice]:
     return [slice(s, min(n, s + size)) for s in range(0, n, size)]
+
+
+def _stack_outputs(data: xr.Dataset, scores: xr.DataArray, metrics: Sequence[str] | None,
+                   run: Any, reference: Any
+                   ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, list[str]]:
+    """Factor scores and metric scores side by side per output: the trait and metric labels,
+    the values ``z`` (system, item, trait + metric), the outputs lacking any of them
+    (left out listwise) and the note that says how many were."""
+    traits = [str(t) for t in scores["trait"].values]
+    systems = [str(s) for s in scores["system"].values]
+    items = [str(i) for i in scores["item"].values]
+    x = _metric_array(data, metrics, run, reference, systems, items)
+    mnames = [str(m) for m in x["metric"].values]
+    z = np.concatenate([scores.transpose("system", "item", "trait").values,
+                        x.transpose("system", "item", "metric").values], axis=-1)
+    incomplete = np.isnan(z).any(-1)
+    notes = []
+    if incomplete.any():
+        notes.append(f"{int(incomplete.sum())} output(s) with a missing metric score or no "
+                     f"factor score were left out (listwise).")
+    return traits, mnames, z, incomplete, notes
+
+
+def _output_covariances(z: np.ndarray, incomplete: np.ndarray, w_sys: np.ndarray,
+                        w_items: np.ndarray) -> np.ndarray:
+    """Covariance of the complete output rows of ``z`` under each resample's weights
+    (system weight x item weight), in chunks of resamples: (resample, K, K)."""
+    S, I = incomplete.shape
+    keep = (~incomplete).astype(float)
+    rows = np.where(incomplete[..., None], 0.0, z).reshape(S * I, -1)
+    w = (w_sys[:, :, None] * w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
+    return np.concatenate([_weighted_cov(rows[None], w[sl]) for sl in _slices(len(w_items))])

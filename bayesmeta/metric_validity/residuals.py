@@ -15,9 +15,8 @@ from bayesmeta.metric_validity._common import (
     _bootstrap_weights,
     _factor_correlations,
     _is_bayesian,
-    _metric_array,
-    _slices,
-    _weighted_cov,
+    _output_covariances,
+    _stack_outputs,
 )
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
@@ -145,30 +144,16 @@ def metric_residuals(
     scores = fit.factor_scores(method=score_method)
     if "item" not in scores.dims:
         raise ValueError("metric_residuals needs a CFA fitted to a bayesmeta Dataset.")
-    traits = [str(t) for t in scores["trait"].values]
-    T = len(traits)
-    systems = [str(s) for s in scores["system"].values]
-    items = [str(i) for i in scores["item"].values]
-    x = _metric_array(data, metrics, run, reference, systems, items)
-    mnames = [str(m) for m in x["metric"].values]
-    M = len(mnames)
+    traits, mnames, z, incomplete, notes = _stack_outputs(data, scores, metrics, run,
+                                                          reference)
+    T, M = len(traits), len(mnames)
     if M < max(2, n_components):
         raise ValueError(f"metric_residuals needs at least {max(2, n_components)} metrics "
                          f"(n_components={n_components}); got {M}.")
-    z = np.concatenate([scores.transpose("system", "item", "trait").values,
-                        x.transpose("system", "item", "metric").values], axis=-1)
-    incomplete = np.isnan(z).any(-1)
-    notes = []
-    if incomplete.any():
-        notes.append(f"{int(incomplete.sum())} output(s) with a missing metric score or no "
-                     f"factor score were left out (listwise).")
     S, I = incomplete.shape
     R = opts.n_resamples
     w_sys, w_items = _bootstrap_weights(rng, R, S, I, opts.unit)
-    keep = (~incomplete).astype(float)
-    rows = np.where(incomplete[..., None], 0.0, z).reshape(S * I, -1)
-    w = (w_sys[:, :, None] * w_items[:, None, :] * keep[None]).reshape(len(w_items), S * I)
-    cov = np.concatenate([_weighted_cov(rows[None], w[sl]) for sl in _slices(len(w_items))])
+    cov = _output_covariances(z, incomplete, w_sys, w_items)
     psi = _factor_correlations(fit, traits) if disattenuate else None
     corr = _residual_corr(cov, T, psi)  # (R + 1, M, M)
     k = int(n_components)

@@ -15,8 +15,8 @@ from bayesmeta.metric_validity._common import (
     _bootstrap_weights,
     _factor_correlations,
     _is_bayesian,
-    _metric_array,
-    _slices,
+    _output_covariances,
+    _stack_outputs,
     _weighted_cov,
 )
 from bayesmeta.options import ResamplingOptions, resolve_seed
@@ -202,36 +202,21 @@ def metric_variance(
         scores = fit.factor_scores(method=score_method)
     if "item" not in scores.dims:
         raise ValueError("metric_variance needs a CFA fitted to a bayesmeta Dataset.")
-    traits = [str(t) for t in scores["trait"].values]
+    traits, mnames, z, incomplete, notes = _stack_outputs(data, scores, metrics, run,
+                                                          reference)
     T = len(traits)
-    systems = [str(s) for s in scores["system"].values]
-    items = [str(i) for i in scores["item"].values]
-    x = _metric_array(data, metrics, run, reference, systems, items)
-    mnames = [str(m) for m in x["metric"].values]
     claimed = _claims(data, mnames, traits, claims)
-    # values (S, I, T + M)
-    z = np.concatenate([scores.transpose("system", "item", "trait").values,
-                        x.transpose("system", "item", "metric").values], axis=-1)
-    incomplete = np.isnan(z).any(-1)
-    notes = []
-    if incomplete.any():
-        notes.append(f"{int(incomplete.sum())} output(s) with a missing metric score or no "
-                     f"factor score were left out (listwise).")
     S, I = incomplete.shape
     R = C * D if bayes else opts.n_resamples
     if bayes:
         w_sys, w_items = np.ones((R, S)), I * rng.dirichlet(np.ones(I), size=R)
     else:
         w_sys, w_items = _bootstrap_weights(rng, R, S, I, opts.unit)
-    keep = (~incomplete).astype(float)
-    zf = np.where(incomplete[..., None], 0.0, z)
     if level == "output":
-        rows = zf.reshape(S * I, -1)
-        w = (w_sys[:, :, None] * w_items[:, None, :] * keep[None]).reshape(len(w_items),
-                                                                           S * I)
-        cov = np.concatenate([_weighted_cov(rows[None], w[sl]) for sl in
-                              _slices(len(w_items))])
+        cov = _output_covariances(z, incomplete, w_sys, w_items)
     else:
+        keep = (~incomplete).astype(float)
+        zf = np.where(incomplete[..., None], 0.0, z)
         ww = w_items[:, None, :] * keep[None]  # (R+1, S, I)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.einsum("rsi,sik->rsk", ww, zf) / ww.sum(-1)[..., None]
