@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -144,6 +144,19 @@ def _weights(rng: np.random.Generator, B: int, S: int, I: int, kind: str, unit: 
     return a, b
 
 
+def _weight_chunks(pt: het.PairTable, a: np.ndarray | None, b: np.ndarray | None, B: int
+                   ) -> Iterator[tuple[slice, np.ndarray]]:
+    """The B draws' pair weights in chunks that bound memory: (draws slice, weights
+    (pair, draw))."""
+    step = max(1, het._CHUNK_BYTES // (8 * pt.n_pairs * 2))
+    for c in range(0, B, step):
+        sl = slice(c, min(B, c + step))
+        W = het.pair_weights(pt, None if a is None else a[sl], None if b is None else b[sl])
+        if W.shape[1] != sl.stop - sl.start:
+            W = np.repeat(W, sl.stop - sl.start, axis=1)
+        yield sl, W
+
+
 def _set_draws(pt: het.PairTable, idx: np.ndarray, a: np.ndarray | None,
                b: np.ndarray | None, B: int, *, match: str, against_all: bool = False
                ) -> dict[str, np.ndarray]:
@@ -151,12 +164,7 @@ def _set_draws(pt: het.PairTable, idx: np.ndarray, a: np.ndarray | None,
     names = [*SET_ESTIMANDS, *(("best_single_reliability", "gain_vs_best_single")
                                 if against_all else ())]
     out = {n: np.empty((B, idx.shape[0])) for n in names}
-    step = max(1, het._CHUNK_BYTES // (8 * pt.n_pairs * 2))
-    for c in range(0, B, step):
-        sl = slice(c, min(B, c + step))
-        W = het.pair_weights(pt, None if a is None else a[sl], None if b is None else b[sl])
-        if W.shape[1] != sl.stop - sl.start:
-            W = np.repeat(W, sl.stop - sl.start, axis=1)
+    for sl, W in _weight_chunks(pt, a, b, B):
         st = het.set_statistics(pt, idx, W)
         g, _ = het.gain(pt, idx, st, W, match=match)
         for n in ("reliability", "sensitivity", "heterogeneity"):
@@ -173,12 +181,7 @@ def _additive_draws(pt: het.PairTable, idx: np.ndarray, a: np.ndarray | None,
                     b: np.ndarray | None, B: int) -> np.ndarray:
     """The additive-reliability share of the sets ``idx`` for B weight draws: (draw,)."""
     n_h, n_c = np.zeros(B), np.zeros(B)
-    step = max(1, het._CHUNK_BYTES // (8 * pt.n_pairs * 2))
-    for c in range(0, B, step):
-        sl = slice(c, min(B, c + step))
-        W = het.pair_weights(pt, None if a is None else a[sl], None if b is None else b[sl])
-        if W.shape[1] != sl.stop - sl.start:
-            W = np.repeat(W, sl.stop - sl.start, axis=1)
+    for sl, W in _weight_chunks(pt, a, b, B):
         n_h[sl], n_c[sl] = het.additive_weighted(pt, idx, W)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n_c > 0, n_h / n_c, np.nan)
