@@ -305,6 +305,19 @@ class Result:
 
         return plot_forest(self, ax=ax, column=column).figure
 
+    def plot_estimand(self, estimand: str, ax: Any = None, column: str | None = None) -> Any:
+        """Forest plot of the rows of one estimand (their design labels on the axis);
+        an estimand the table lacks raises a ``ValueError`` listing those it has."""
+        from bayesmeta.plots import plot_forest
+
+        levels = list(dict.fromkeys(self._table.index.get_level_values("estimand")))
+        if estimand not in levels:
+            raise ValueError(f"estimand must be one of {', '.join(map(repr, levels))}, "
+                             f"got {estimand!r}.")
+        view = TableView(self._table.xs(estimand, level="estimand"),
+                         f"{self.title}: {estimand}", self.ci_prob)
+        return plot_forest(view, ax=ax, column=column).figure
+
     # ------------------------------------------------------------------ saving
     def save(self, path: str | Path) -> Path:
         """Save the result to a netCDF file (groups: summary, details, idata groups,

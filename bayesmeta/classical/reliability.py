@@ -35,7 +35,7 @@ from bayesmeta.data.select import (
 )
 from bayesmeta.data.transform import rank_normalize
 from bayesmeta.options import resolve_seed
-from bayesmeta.results import Result, TableView, data_hash
+from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob
 
 
@@ -147,16 +147,9 @@ class _ByEstimand(Result):
              estimand: str | None = None) -> Any:
         """Forest plot of one estimand (default: the first) over its rows: the classical
         estimate as a cross with its interval. Returns the Figure."""
-        from bayesmeta.plots import plot_forest
-
-        levels = list(dict.fromkeys(self._table.index.get_level_values("estimand")))
-        estimand = estimand or self.default_estimand or levels[0]
-        if estimand not in levels:
-            raise ValueError(f"estimand must be one of {', '.join(map(repr, levels))}, "
-                             f"got {estimand!r}.")
-        view = TableView(self._table.xs(estimand, level="estimand"),
-                         f"{self.title}: {estimand}", self.ci_prob)
-        return plot_forest(view, ax=ax, column=column).figure
+        first = self._table.index.get_level_values("estimand")[0]
+        return self.plot_estimand(estimand or self.default_estimand or first, ax=ax,
+                                  column=column)
 
 
 class ConsistencyResult(_ByEstimand):

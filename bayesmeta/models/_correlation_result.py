@@ -11,7 +11,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.models._correlation_build import PARAMETERS
-from bayesmeta.results import Result, TableView
+from bayesmeta.results import Result
 from bayesmeta.summaries import make_table, posterior_table
 
 #: Rows of the summary per metric: the model's counterparts of two correlation measures of
@@ -78,18 +78,11 @@ class CorrelationResult(Result):
              estimand: str = "within_system_pearson") -> Any:
         """Forest plot of one estimand over the metrics: posterior mean with its HDI and
         the classical estimate (cross). Returns the Figure."""
-        from bayesmeta.plots import plot_forest
-
         if estimand in RENAMED:
             warnings.warn(f"estimand {estimand!r} is now called {RENAMED[estimand]!r}; the "
                           f"old name goes in the next release.", FutureWarning, stacklevel=2)
             estimand = RENAMED[estimand]
-        if estimand not in ESTIMANDS:
-            raise ValueError(f"estimand must be one of {', '.join(ESTIMANDS)}, got "
-                             f"{estimand!r}.")
-        view = TableView(self._table.xs(estimand, level="estimand"),
-                         f"{self.title}: {estimand}", self.ci_prob)
-        return plot_forest(view, ax=ax, column=column).figure
+        return self.plot_estimand(estimand, ax=ax, column=column)
 
     def by_measure(self) -> pd.DataFrame:
         """The posterior columns of the rows that are correlation measures

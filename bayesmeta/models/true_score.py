@@ -58,7 +58,7 @@ from bayesmeta.models._true_score_derived import (
     reliability_table,
 )
 from bayesmeta.options import SamplerOptions, legacy_sampling, resolve_seed
-from bayesmeta.results import Result, TableView, data_hash
+from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob
 
 if TYPE_CHECKING:
@@ -124,15 +124,7 @@ class TrueScoreResult(Result):
              estimand: str = "consistency") -> Any:
         """Forest plot of one estimand over all variables: posterior mean with its HDI
         (dot and line) and the classical ANOVA estimate (cross). Returns the Figure."""
-        from bayesmeta.plots import plot_forest
-
-        levels = self._table.index.get_level_values("estimand")
-        if estimand not in set(levels):
-            raise ValueError(f"estimand must be one of {', '.join(dict.fromkeys(levels))}, "
-                             f"got {estimand!r}.")
-        view = TableView(self._table.xs(estimand, level="estimand"),
-                         f"{self.title}: {estimand}", self.ci_prob)
-        return plot_forest(view, ax=ax, column=column).figure
+        return self.plot_estimand(estimand, ax=ax, column=column)
 
     def decision_study(self, *, n_items: Sequence[int] | None = None,
                        n_runs: Sequence[int] | None = None, **kwargs: Any
