@@ -5,8 +5,14 @@ missing file fails the run; otherwise such tests are skipped with the reason."""
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
+
+# tests never write outside temporary folders: the download/scoring cache (normally
+# ~/.cache/bayesmeta) and numba's on-disk cache go to a per-run temporary folder
+_TMP_CACHE = tempfile.mkdtemp(prefix="bayesmeta-test-cache-")
+os.environ.setdefault("BAYESMETA_CACHE", _TMP_CACHE)
 
 import bayesmeta as bm
 
