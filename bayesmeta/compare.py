@@ -47,7 +47,7 @@ def compare(fits: Mapping[str, Any], *, ci_prob: float = CI_PROB, scale: str = "
     fits : dict of str -> result
         Named fits of the same outputs (e.g. ``{"four factors": f4, "one factor": f1}``),
         each with a ``loo()`` method (such as
-        :class:`bayesmeta.models.ordinal_cfa.OrdinalCFAResult`) or an ``idata`` holding a
+        :class:`bayesmeta.validity.ordinal_cfa.OrdinalCFAResult`) or an ``idata`` holding a
         ``log_likelihood`` group.
     ci_prob : float
         Probability of the normal intervals (default 0.94).

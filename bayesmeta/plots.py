@@ -52,7 +52,7 @@ def plot_decision_curve(table: Any, ax: Any = None, *, variables: Any = None,
                         n_runs: Any = None, target: float | None = None,
                         title: str | None = None) -> Any:
     """Decision-study curves from the summary of a
-    :class:`~bayesmeta.models.decision_study.DecisionStudyResult` (index ``(estimand,
+    :class:`~bayesmeta.reliability.decision_study.DecisionStudyResult` (index ``(estimand,
     variable, n_items, n_runs)``; a result is accepted too): posterior mean reliability
     against the number of items (line), its HDI (band), the classical plug-in (dashed) and
     the ``target`` (dotted). Returns the Axes."""
@@ -100,10 +100,10 @@ def plot_decision_curve(table: Any, ax: Any = None, *, variables: Any = None,
 
 
 def plot_pvalue_curves(result: Any, ax: Any = None, measures: Any = None) -> Any:
-    """P-value curves of a :class:`~bayesmeta.classical.metameasures.DiscriminativePowerResult`
+    """P-value curves of a :class:`~bayesmeta.correlation.metameasures.DiscriminativePowerResult`
     (paper 001, Sec. 4.1): each measure's pair p-values sorted in descending order; the
     closer to the axes, the more discriminative. Returns the Axes."""
-    from bayesmeta.classical.correlation import split_measure
+    from bayesmeta.correlation.measures import split_measure
 
     curve = result.extra["curve"]
     names = list(curve["measure"].values) if measures is None else list(measures)
@@ -125,7 +125,7 @@ def plot_pvalue_curves(result: Any, ax: Any = None, measures: Any = None) -> Any
 def plot_rank_distribution(result: Any, ax: Any = None, measure: str = "global_pearson"
                            ) -> Any:
     """Posterior rank distribution of each metric under one measure, from a
-    :class:`~bayesmeta.classical.metric_comparison.MetricComparisonResult`: a metric x rank
+    :class:`~bayesmeta.correlation.comparison.MetricComparisonResult`: a metric x rank
     heatmap of probabilities (rank 1 = best), metrics ordered by expected rank. Returns the
     Axes."""
     prob = result.extra["rank_probability"].sel(measure=measure)
@@ -148,7 +148,7 @@ def plot_rank_distribution(result: Any, ax: Any = None, measure: str = "global_p
 
 def plot_beats_heatmap(result: Any, ax: Any = None, measure: str = "global_pearson") -> Any:
     """Heatmap of P(row metric beats column metric) under one measure, from a
-    :class:`~bayesmeta.classical.metric_comparison.MetricComparisonResult`; metrics ordered by
+    :class:`~bayesmeta.correlation.comparison.MetricComparisonResult`; metrics ordered by
     their mean probability of beating the others. Returns the Axes."""
     beats = result.extra["p_beats"].sel(measure=measure)
     mat = beats.values.copy()
@@ -169,7 +169,7 @@ def plot_beats_heatmap(result: Any, ax: Any = None, measure: str = "global_pears
 
 
 def plot_rater_thresholds(result: Any, ax: Any = None) -> Any:
-    """Forest plot of a :class:`~bayesmeta.models.rater.RaterBiasResult`'s thresholds by
+    """Forest plot of a :class:`~bayesmeta.raters.model.RaterBiasResult`'s thresholds by
     rater; returns the Axes.
 
     One row per trait and cut, one colour per rater: the posterior mean as a dot, the HDI
@@ -204,7 +204,7 @@ def plot_rater_thresholds(result: Any, ax: Any = None) -> Any:
 
 def plot_unit_tests(result: Any, ax: Any = None, n_refs: Any = None,
                     estimand: str = "pass_rate") -> Any:
-    """Pass rates of a :class:`~bayesmeta.classical.unit_tests.UnitTestResult` by corruption
+    """Pass rates of a :class:`~bayesmeta.unit_tests.classical.UnitTestResult` by corruption
     and metric (paper 004, Tables 4-6): the posterior mean with its HDI (line) and the
     classical accuracy (cross) for one number of references (default: the first). Returns
     the Axes."""

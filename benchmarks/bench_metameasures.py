@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import bayesmeta as bm
-from bayesmeta.classical.resampling import permutation_test
+from bayesmeta.correlation.resampling import permutation_test
 
 LEVELS = ("system", "input", "global", "item")  # nlpstats' names (paper 001's levels)
 COEFS = ("pearson", "spearman", "kendall")

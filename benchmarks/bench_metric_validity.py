@@ -15,7 +15,7 @@ import argparse
 import time
 
 import bayesmeta as bm
-import bayesmeta.models.ordinal_cfa  # registers OrdinalCFAResult, so bm.load restores it
+import bayesmeta.validity.ordinal_cfa  # registers OrdinalCFAResult, so bm.load restores it
 
 M4 = """
 coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH

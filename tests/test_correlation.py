@@ -9,14 +9,14 @@ import pytest
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import (
+from bayesmeta.correlation.measures import (
     ACCURACY,
     MEASURES,
     correlation_measures,
     measure_draws,
     parse_measures,
 )
-from bayesmeta.classical.resampling import percentile_interval
+from bayesmeta.correlation.resampling import percentile_interval
 from bayesmeta.summaries import CI_PROB, check_table, summarize
 
 # Reference coefficients: scipy for Pearson, Spearman, Kendall tau-b and tau-c; tau-a by its

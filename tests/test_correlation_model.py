@@ -17,8 +17,8 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical import bivariate as B
-from bayesmeta.models import correlation as C
+from bayesmeta.correlation import bivariate as B
+from bayesmeta.correlation import model as C
 from bayesmeta.simulate import simulate_correlation_study
 from bayesmeta.summaries import check_table
 

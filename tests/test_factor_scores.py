@@ -38,8 +38,8 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta import factor_scores as fsc
-from bayesmeta.cfa import _codes_and_thresholds, _matrices
+from bayesmeta.validity import factor_scores as fsc
+from bayesmeta.validity.cfa import _codes_and_thresholds, _matrices
 
 RESULTS = Path(__file__).parent / "results"
 FACTORS = ["coh", "con", "flu", "rel"]
@@ -567,8 +567,8 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
     """The two-stage Bayesian route with draws that equal the EBM scores and the WLSMV
     factor correlations in every draw: the posterior is the Bayesian bootstrap over items,
     centred near the classical regression-calibration estimate."""
-    from bayesmeta.cfa import _matrices
     from bayesmeta.summaries import check_table
+    from bayesmeta.validity.cfa import _matrices
 
     r = sim_fit.extra["ratings"]
     _, psi, _ = _matrices(sim_fit.details(), list(r["indicator"].values), FACTORS)
@@ -586,7 +586,7 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
 
 
 def test_claims_default_from_names_and_override(summeval):
-    from bayesmeta.metric_validity.variance import _claims
+    from bayesmeta.validity.variance import _claims
 
     factors = FACTORS
     got = _claims(summeval, ["G.EVAL.4.COH", "SummaQA", "BLEU"], factors, None)

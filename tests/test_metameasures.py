@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import MEASURES, correlation_measures
-from bayesmeta.classical.metameasures import coarsen
-from bayesmeta.classical.resampling import permutation_test
+from bayesmeta.correlation.measures import MEASURES, correlation_measures
+from bayesmeta.correlation.metameasures import coarsen
+from bayesmeta.correlation.resampling import permutation_test
 from bayesmeta.simulate import simulate_correlation_study
 from bayesmeta.summaries import check_table
 

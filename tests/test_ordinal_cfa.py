@@ -1,4 +1,4 @@
-"""Tests of the Bayesian ordinal CFA (bayesmeta.models.ordinal_cfa).
+"""Tests of the Bayesian ordinal CFA (bayesmeta.validity.ordinal_cfa).
 
 Tiers (style.md rule 9): structure tests build the model and evaluate its log density
 without sampling; pipeline tests replace the sampler by draws around known values (fast);
@@ -16,12 +16,12 @@ import xarray as xr
 from scipy import special, stats
 
 import bayesmeta as bm
-from bayesmeta.models import _cfa_build as cb
-from bayesmeta.models import _cfa_derived as cd
-from bayesmeta.models import _cfa_setup as cs
-from bayesmeta.models import ordinal_cfa as oc
 from bayesmeta.summaries import check_table
-from bayesmeta.syntax import parse_model
+from bayesmeta.validity import _cfa_build as cb
+from bayesmeta.validity import _cfa_derived as cd
+from bayesmeta.validity import _cfa_setup as cs
+from bayesmeta.validity import ordinal_cfa as oc
+from bayesmeta.validity.syntax import parse_model
 
 TRAITS = ("COH", "CON", "FLU", "REL")
 SYNTAX4 = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))

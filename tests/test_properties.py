@@ -58,7 +58,7 @@ def test_relabelling_systems_and_items_changes_nothing(seed, n_sys, n_items, per
 @SETTINGS
 @given(data=st.data(), n_sys=st.integers(3, 12), n_items=st.integers(2, 15))
 def test_alpha_at_most_one(data, n_sys, n_items):
-    from bayesmeta.classical.reliability import cronbach_alpha
+    from bayesmeta.reliability.classical import cronbach_alpha
 
     vals = data.draw(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=n_sys * n_items,
                               max_size=n_sys * n_items))

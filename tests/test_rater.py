@@ -1,4 +1,4 @@
-"""The many-facet rater model (bayesmeta.models.rater, card models/rater.md).
+"""The many-facet rater model (bayesmeta.raters.model, card models/rater.md).
 
 Tiers (style.md rule 9): structure tests build the model and run the whole result pipeline
 on a mocked posterior (no sampling); the slow tier fits small simulated data, checks
@@ -21,8 +21,8 @@ import xarray as xr
 from scipy import special
 
 import bayesmeta as bm
-from bayesmeta.classical.rater import classical_counterparts
-from bayesmeta.models import rater as rm
+from bayesmeta.raters import model as rm
+from bayesmeta.raters.classical import classical_counterparts
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_rater
 from bayesmeta.summaries import check_table

@@ -19,7 +19,7 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.reference_free import KS_CUTS, ks_statistic
+from bayesmeta.reference_free.kinds import KS_CUTS, ks_statistic
 from bayesmeta.summaries import check_table
 
 # the repository's aspect_level_analysis.py: criteria per dataset and their Table 10 alias
@@ -292,7 +292,7 @@ def _bivariate(n_out, rhos, seed):
 
 
 def test_average_ranks_and_rowwise_spearman_match_scipy():
-    from bayesmeta.classical.pre_assessment import average_ranks, dense_codes, rowwise_corr
+    from bayesmeta.reference_free.pre_assessment import average_ranks, dense_codes, rowwise_corr
 
     rng = np.random.default_rng(1)
     x = rng.integers(0, 6, size=(5, 40)).astype(float)
@@ -308,7 +308,7 @@ def test_pre_assessment_planned_n_achieves_its_probability():
     n_needed (P(|r_n - r_full| <= 0.1) >= 0.9) is checked with fresh subsets from another
     seed: at n_needed the probability is >= 0.9 and one grid step below it is < 0.9, each
     within 3 Monte Carlo standard errors (sqrt(.09 / 4000) = 0.0047)."""
-    from bayesmeta.classical.pre_assessment import subset_corr
+    from bayesmeta.reference_free.pre_assessment import subset_corr
 
     ds = _bivariate(1500, (0.5, 0.2), seed=0)
     res = bm.pre_assessment(ds, "q", n=(20, 50, 100), n_draws=2000, random_seed=1)
@@ -400,7 +400,7 @@ COEF = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats
 
 @pytest.mark.parametrize("coefficient", sorted(COEF))
 def test_weighted_corr_equals_scipy_on_repeated_data(coefficient):
-    from bayesmeta.classical.meta_correlation import weighted_corr
+    from bayesmeta.reference_free.meta_correlation import weighted_corr
 
     rng = np.random.default_rng(0)
     x = rng.integers(0, 5, (3, 30)).astype(float)
@@ -451,7 +451,7 @@ def test_meta_correlation_summeval_quality_and_documented_difference(nlgeval_hom
     own implementations (ROUGE, BERTScore-roberta, ...), not the repository's re-scoring
     (BERTScore-deberta, python rouge), so P_i differ (ROUGE-2: by up to 0.1) and so does
     M: -0.447 here vs -0.468 in Table 11 for coherence-ROUGE-2-F (Spearman)."""
-    from bayesmeta.classical.meta_correlation import weighted_corr
+    from bayesmeta.reference_free.meta_correlation import weighted_corr
 
     sysf = pd.read_csv(nlgeval_home / "analysis" / "system_SummEval.csv").set_index("model")
     meta = pd.read_csv(nlgeval_home / "analysis" / "system_SummEval_meta.csv").set_index(
@@ -514,7 +514,7 @@ def test_plots_return_axes_and_results_round_trip(tmp_path, simulated):
     import matplotlib
 
     matplotlib.use("Agg")
-    from bayesmeta import plots_reference_free as pl
+    from bayesmeta.reference_free import plots as pl
 
     ks = bm.ks_score(_simulated_ks_data(), "quality", cuts=(3, 5), random_seed=0,
                      resampling={"n_resamples": 50, "n_permutations": 0})
@@ -659,7 +659,7 @@ def test_perturbation_detection_on_mutt_reorderings_scored_by_lexical_metrics():
 def test_kind_comparison_kendall_equals_scipy_tau_b_with_ties():
     """Kendall (tau-b) over all outputs: unit weights give scipy.stats.kendalltau to 1e-12 on
     scores with many ties; bootstrap counts give the tau-b of the repeated outputs (1e-12)."""
-    from bayesmeta.classical.kind_comparison import sample_corr
+    from bayesmeta.reference_free.kind_comparison import sample_corr
 
     rng = np.random.default_rng(5)
     h = rng.integers(1, 6, size=(1, 120)).astype(float)            # 5-point scale: ties
@@ -845,7 +845,7 @@ def test_kind_contrast_helper_and_absence_notes():
     difference equal NumPy's (1e-15), the percentile interval is np.quantile of the
     per-draw differences (1e-12), post=None gives classical-only rows; ks_score,
     meta_correlation and perturbation_detection say in a note why a contrast is absent."""
-    from bayesmeta.classical.reference_free import kind_contrast, kind_note
+    from bayesmeta.reference_free.kinds import kind_contrast, kind_note
 
     rng = np.random.default_rng(0)
     kinds = np.array([False, True, False, True, True])

@@ -13,7 +13,7 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.reliability import cronbach_alpha, pairwise_covariance
+from bayesmeta.reliability.classical import cronbach_alpha, pairwise_covariance
 from bayesmeta.summaries import check_table
 
 
@@ -277,7 +277,7 @@ def test_alpha_is_nan_not_huge_when_the_total_score_has_no_variance():
     """Two items that cancel exactly (x and c - x) give a constant total score: alpha is
     undefined. Round-off used to turn 0/0 into values like 1.4e16 (found by the
     relabelling property test)."""
-    from bayesmeta.classical.reliability import cronbach_alpha
+    from bayesmeta.reliability.classical import cronbach_alpha
 
     x = np.array([0.1, 0.7, 0.3, 0.9, 0.2]) * 3.7
     y = np.column_stack([x, 1.3 - x, np.full(5, 0.4)])

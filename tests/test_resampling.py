@@ -9,8 +9,8 @@ from scipy import stats
 from test_correlation import _loop
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import MEASURES
-from bayesmeta.classical.resampling import (
+from bayesmeta.correlation.measures import MEASURES
+from bayesmeta.correlation.resampling import (
     bayesian_bootstrap,
     bootstrap,
     percentile_interval,
@@ -238,7 +238,7 @@ def test_few_systems_calibration_note(simulated):
     """Results with global- or input-level measures from fewer than FEW_SYSTEMS systems say
     their HDIs run short (the measured shortfall of test_bayesian_bootstrap_hdi_coverage);
     system- and item-level results, and results from enough systems, do not."""
-    from bayesmeta.classical.resampling import FEW_SYSTEMS, calibration_note
+    from bayesmeta.correlation.resampling import FEW_SYSTEMS, calibration_note
 
     assert calibration_note(FEW_SYSTEMS, ["global_pearson"]) is None
     assert calibration_note(FEW_SYSTEMS - 1, ["within_item_kendall"]) is not None

@@ -21,11 +21,11 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical import generalizability as gt
-from bayesmeta.classical.reliability import cronbach_alpha, items_needed, spearman_brown
-from bayesmeta.models import _true_score_build as tb
-from bayesmeta.models import decision_study as dsm
-from bayesmeta.models import true_score as ts
+from bayesmeta.reliability import _true_score_build as tb
+from bayesmeta.reliability import decision_study as dsm
+from bayesmeta.reliability import generalizability as gt
+from bayesmeta.reliability import true_score as ts
+from bayesmeta.reliability.classical import cronbach_alpha, items_needed, spearman_brown
 from bayesmeta.results import data_hash
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_true_score

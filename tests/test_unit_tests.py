@@ -9,8 +9,8 @@ import pytest
 import scipy.stats as st
 
 import bayesmeta as bm
-from bayesmeta.classical.unit_tests import pass_outcomes
 from bayesmeta.summaries import check_table
+from bayesmeta.unit_tests.classical import pass_outcomes
 
 
 def test_pass_rules_by_hand():

@@ -11,8 +11,8 @@ import pytest
 import scipy.stats as st
 
 import bayesmeta as bm
-from bayesmeta.classical import pass_rates as pr
 from bayesmeta.summaries import hdi
+from bayesmeta.unit_tests import pass_rates as pr
 
 CI = 0.94
 
