@@ -250,10 +250,10 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
     if "rating" in ds:
         if ds.sizes["rater"] >= 2:
             out += [str(bm.agreement(ds)), ""]
-        out += [str(bm.mtmm(ds, method=method)), ""]
+        out += [str(bm.mtmm(ds, coefficient=method)), ""]
         if "score" in ds:
             traits = [str(t) for t in ds["trait"].values]
-            cv = bm.concurrent_validity(ds, traits, method=method)
+            cv = bm.concurrent_validity(ds, traits, coefficient=method)
             tab = cv.summary()
             wide = tab["classical"].droplevel("estimand").unstack("trait")
             wide = wide.reindex(index=tab.index.get_level_values("metric").unique(),
@@ -275,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("paths", nargs="*", help="CSV file(s); several = repeated metric runs")
     add_read_arguments(rel, default_format="metriceval")
     add_report_parsers(sub)
+    from bayesmeta.report.vignette import add_vignette_parser
+
     add_vignette_parser(sub)
     for p in (rel,):
         p.add_argument("--method", default="kendall",
@@ -331,34 +333,6 @@ def add_report_parsers(sub: Any) -> None:
                             f"(default {resamples})")
         p.add_argument("--method", default="kendall",
                        choices=["kendall", "spearman", "pearson"])
-
-
-# ----------------------------------------------------------------------------- vignette
-def add_vignette_parser(sub: Any) -> None:
-    """The ``vignette`` subcommand (render a vignette to HTML)."""
-    vig = sub.add_parser("vignette", help="run a vignette (jupytext percent script) and write "
-                                          "it as a self-contained HTML page")
-    vig.add_argument("path", metavar="PATH", help="the vignette, e.g. "
-                                                  "vignettes/paper000_measurement_theory.py")
-    vig.add_argument("--out", default=None, metavar="FILE",
-                     help="HTML file to write (default: beside PATH, suffix .html)")
-
-
-def vignette_main(args: argparse.Namespace) -> int:
-    """Run ``bayesmeta vignette``: one progress line per cell on stderr, then where the page
-    is; exit status 1 when a cell failed (the page, with the traceback, is still written)."""
-    from bayesmeta.report.vignette import VignetteError, render_vignette
-
-    try:
-        page = render_vignette(args.path, args.out, progress=True)
-    except VignetteError as err:
-        print(f"bayesmeta: error: {err}", file=sys.stderr)
-        return 1
-    except FileNotFoundError as err:
-        print(f"bayesmeta: error: {err}", file=sys.stderr)
-        return 2
-    print(f"vignette rendered to {page.resolve()}")
-    return 0
 
 
 # ----------------------------------------------------------------------------- design file
@@ -548,8 +522,8 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
         source = ", ".join(args.paths)
         traits = _columns(args.traits, "--trait")
     rep = bm.report(ds, traits=traits, bayes=bayes, random_seed=args.seed,
-                    n_resamples=args.resamples, method=args.method, source=source,
-                    progress=True)
+                    resampling={"n_resamples": args.resamples}, coefficient=args.method,
+                    source=source, progress=True)
     path = rep.save(args.out)
     for w in caught or []:
         print(f"warning: {w.message}", file=sys.stderr)
@@ -571,6 +545,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if args.command == "vignette":
+                from bayesmeta.report.vignette import vignette_main
+
                 return vignette_main(args)
             if args.command == "report" and args.design:
                 apply_design(args, argv[argv.index("report") + 1:])

@@ -246,17 +246,12 @@ def test_summeval_measures_equal_scipy(summeval):
             assert float(got.sel(metric=name, measure=meas)) == pytest.approx(ref, abs=1e-12)
 
 
-def test_correlations_old_keywords_warn_and_agree(simulated):
-    """``rater=``, ``n_resamples=`` and ``unit="inputs"`` of the previous release give the
-    same numbers as ``raters=`` and ``resampling=``, with a FutureWarning."""
-    new = bm.correlations(simulated, "COH", raters="Rater.2", measures="system",
-                          metrics=["metric01.COH", "metric02.CON"],
-                          resampling={"n_resamples": 30, "unit": "items"}, random_seed=4)
-    with pytest.warns(FutureWarning):
-        old = bm.correlations(simulated, "COH", rater="Rater.2", measures="system",
-                              metrics=["metric01.COH", "metric02.CON"], n_resamples=30,
-                              unit="inputs", random_seed=4)
-    assert old.summary().equals(new.summary())
+def test_correlations_refuse_the_old_keywords(simulated):
+    """``rater=`` and ``n_resamples=`` of the previous release are errors naming them (no
+    shim: ``raters=`` and ``resampling=`` are the one spelling)."""
+    for old in ({"rater": "Rater.2"}, {"n_resamples": 30}):
+        with pytest.raises(TypeError, match=repr(next(iter(old)))):
+            bm.correlations(simulated, "COH", measures="system", **old)
     with pytest.raises(TypeError, match="'bogus'"):
         bm.correlations(simulated, "COH", bogus=1)
 

@@ -288,7 +288,7 @@ def test_factor_validity_classical_point_values(simulated, sim_fit):
     as scipy computes it; a slice of the metrics gives the same cells."""
     from bayesmeta.summaries import check_table
 
-    res = bm.factor_validity(simulated, sim_fit, method=["kendall", "pearson", "spearman"],
+    res = bm.factor_validity(simulated, sim_fit, coefficient=["kendall", "pearson", "spearman"],
                              resampling={"n_resamples": 200}, random_seed=3)
     tab = res.summary()
     check_table(tab)
@@ -354,7 +354,7 @@ def test_factor_validity_output_level_groupings(simulated, sim_fit):
     }
     for est, value in want.items():
         level, coef = est.rsplit("_", 1)
-        res = bm.factor_validity(simulated, sim_fit, level=level, method=coef,
+        res = bm.factor_validity(simulated, sim_fit, level=level, coefficient=coef,
                                  resampling={"n_resamples": 20}, random_seed=0)
         check_table(res.summary())
         got = res.summary().loc[(est, t, m), "classical"]
@@ -363,7 +363,7 @@ def test_factor_validity_output_level_groupings(simulated, sim_fit):
 
 def test_factor_validity_bad_arguments(simulated, sim_fit):
     with pytest.raises(ValueError, match="method must be"):
-        bm.factor_validity(simulated, sim_fit, method="tau")
+        bm.factor_validity(simulated, sim_fit, coefficient="tau")
     with pytest.raises(ValueError, match="not factors"):
         bm.factor_validity(simulated, sim_fit, traits=["COH"])
     with pytest.raises(ValueError, match="level must be one of"):
@@ -716,7 +716,7 @@ def test_plots_return_axes(simulated, sim_fit, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from bayesmeta import plots
+    from bayesmeta.validity import plots
 
     fv = bm.factor_validity(simulated, sim_fit, resampling={"n_resamples": 20},
                             random_seed=0)

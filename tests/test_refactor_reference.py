@@ -40,14 +40,15 @@ SIM_CALLS = {
     "sim/discriminative_power": lambda d: bm.discriminative_power(
         d["sim"], "COH", measures=["system_kendall"], resampling=R, random_seed=0),
     "sim/ranking_consistency": lambda d: bm.ranking_consistency(
-        d["sim"], "COH", measures=["system_kendall"], n_trials=50, random_seed=0),
+        d["sim"], "COH", measures=["system_kendall"], resampling={"n_resamples": 50},
+        random_seed=0),
     "sim/kind_comparison": lambda d: bm.kind_comparison(d["kinds"], "COH", resampling=R,
                                                         random_seed=0),
     "sim/meta_correlation": lambda d: bm.meta_correlation(d["kinds"], "COH", resampling=R,
                                                           random_seed=0),
     "sim/ks_score": lambda d: bm.ks_score(d["kinds"], "COH", resampling=R, random_seed=0),
     "sim/pre_assessment": lambda d: bm.pre_assessment(d["kinds"], "COH", n=(20, 50),
-                                                      n_draws=100, resampling=R,
+                                                      n_subsets=100, resampling=R,
                                                       random_seed=0),
     "sim/corroboration": lambda d: bm.corroboration(d["sim"], "COH", sizes=(2, 3), n_sets=10,
                                                     resampling=R, random_seed=0),

@@ -228,10 +228,9 @@ def test_compare_metrics_probabilities(simulated):
     assert det.loc[("difference", "system_kendall", "COH", "metric01.COH", "metric05.COH"),
                    "p_beats"] == res.p_beats("system_kendall").loc["metric01.COH",
                                                                    "metric05.COH"]
-    with pytest.warns(FutureWarning, match="resampling="):
-        old = bm.compare_metrics(simulated, "COH", metrics=metrics, measures=measures,
-                                 n_resamples=300, n_permutations=99, random_seed=0)
-    assert old.summary().equals(tab) and old.details().equals(det)
+    with pytest.raises(TypeError, match="n_resamples"):
+        bm.compare_metrics(simulated, "COH", metrics=metrics, measures=measures,
+                           n_resamples=300, n_permutations=99, random_seed=0)
 
 
 def test_few_systems_calibration_note(simulated):

@@ -497,7 +497,7 @@ def test_exact_and_full_likelihood_give_the_same_posterior():
     ds = _sim(11)
     kw = dict(sampling={"draws": 1000, "tune": 500, "chains": 2}, random_seed=12)
     exact = bm.reliability(ds, **kw)
-    full = bm.reliability(ds, method="full", **kw)
+    full = bm.reliability(ds, estimator="full", **kw)
     assert "exact ANOVA" in exact.info["likelihood"]
     assert "random effects" in full.info["likelihood"]
     _compare(exact, full)
@@ -585,7 +585,7 @@ def test_judgment_is_fitted_as_a_single_run_variable(tmp_path):
     pd.testing.assert_frame_equal(back.details(), det)
     without = tb.collect(ds, judgments=False)
     assert without.labels == ["m1", "m2", "m3"]
-    d = fit.decision_study(n_items=[10, 40], n_runs=[1, 2])
+    d = bm.decision_study(fit, n_items=[10, 40], n_runs=[1, 2])
     check_table(d.summary())
     assert ("reliability", "fact", "10", "2") not in d.summary().index  # single-run
     dback = bm.load(d.save(tmp_path / "dstudy.nc"))
@@ -594,22 +594,17 @@ def test_judgment_is_fitted_as_a_single_run_variable(tmp_path):
     pd.testing.assert_frame_equal(dback.items_needed(), d.items_needed())
 
 
-def test_legacy_sampler_keywords_warn_and_give_the_same_draws():
+def test_old_sampler_keywords_are_refused():
+    """``fast=``, ``progressbar=`` (reliability) and ``items=``/``runs=`` (decision study)
+    of the previous release are errors naming them: ``sampling=`` and ``n_items=``/
+    ``n_runs=`` are the one spelling."""
     ds = _sim(25)
     new = bm.reliability(ds, sampling={"fast": True}, random_seed=5)
-    with pytest.warns(FutureWarning, match=r"sampling=\{'fast': True\}"):
-        old = bm.reliability(ds, fast=True, random_seed=5)
-    xr.testing.assert_equal(new.posterior["consistency"], old.posterior["consistency"])
-    with pytest.warns(FutureWarning, match="progress="):
-        bm.reliability(ds, sampling="fast", random_seed=5, progressbar=False)
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        bm.reliability(ds, sampling="fast", draw=10)
-    with pytest.warns(FutureWarning) as rec:
-        d = bm.decision_study(new, items=[10], runs=[1])
-    assert {"n_items=", "n_runs="} <= {m for w in rec for m in ("n_items=", "n_runs=")
-                                       if m in str(w.message)}
-    pd.testing.assert_frame_equal(d.summary(), new.decision_study(n_items=[10], n_runs=[1])
-                                  .summary())
+    for old in ({"fast": True}, {"progressbar": False}, {"draw": 10}):
+        with pytest.raises(TypeError, match=next(iter(old))):
+            bm.reliability(ds, random_seed=5, **old)
+    with pytest.raises(TypeError, match="items"):
+        bm.decision_study(new, items=[10], runs=[1])
     with pytest.raises(ValueError, match="'m9' is not a label of dim 'variable'"):
         bm.decision_study(new, variables=["m9"])
 

@@ -13,7 +13,6 @@ difference) is the ``estimand``; p-values, probabilities and counts are in ``det
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,38 +33,6 @@ from bayesmeta.data.schema import validate
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
-
-#: Keywords of the previous release folded into ``resampling=``.
-_RESAMPLING_KEYS = ("n_resamples", "unit", "n_permutations", "scheme", "pvalue", "n_jobs")
-
-
-def _options(function: str, legacy: dict[str, Any], resampling: Any, raters: Any,
-             allowed: Sequence[str] = _RESAMPLING_KEYS) -> tuple[ResamplingOptions, Any]:
-    """Fold the keywords of the previous release (``rater=``, ``n_resamples=``, ``unit=``,
-    ``n_permutations=``, ``scheme=``, ``pvalue=``, ``n_jobs=``) into ``raters=`` and
-    ``resampling=``, with a ``FutureWarning`` that gives the new spelling."""
-    legacy = dict(legacy)
-    unknown = sorted(k for k in legacy if k != "rater" and k not in allowed)
-    if unknown:
-        raise TypeError(f"{function}() got unexpected keyword argument(s) "
-                        f"{', '.join(map(repr, unknown))}.")
-    if "rater" in legacy:
-        rater = legacy.pop("rater")
-        if raters is not None:
-            raise TypeError(f"{function}(): give raters=, not rater= as well.")
-        warnings.warn(f"{function}(rater={rater!r}) is deprecated; write "
-                      f"{function}(..., raters={rater!r}).", FutureWarning, stacklevel=3)
-        raters = rater
-    opts = ResamplingOptions.coerce(resampling)
-    if legacy:
-        spelled = ", ".join(f"{k}={v!r}" for k, v in legacy.items())
-        as_dict = ", ".join(f"{k!r}: {v!r}" for k, v in legacy.items())
-        warnings.warn(f"{function}({spelled}) is deprecated and will be removed in the next "
-                      f"release; write {function}(..., resampling={{{as_dict}}}).",
-                      FutureWarning, stacklevel=3)
-        opts = opts.replace(**legacy)
-        opts = ResamplingOptions.coerce(opts.as_dict())  # re-validate (and rename "inputs")
-    return opts, raters
 
 
 def _inputs(data, trait, raters, human, metrics, run, reference
@@ -107,7 +74,6 @@ def correlations(
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **legacy: Any,
 ) -> CorrelationsResult:
     r"""Correlation measures of every metric with a human score, classical and Bayesian.
 
@@ -157,9 +123,7 @@ def correlations(
     Notes
     -----
     Measures: :mod:`bayesmeta.correlation.measures`; bootstrap and Bayesian bootstrap:
-    :mod:`bayesmeta.correlation.resampling`. The keywords of the previous release
-    (``rater=``, ``n_resamples=``, ``unit=``, ``n_jobs=``) still work with a
-    ``FutureWarning``.
+    :mod:`bayesmeta.correlation.resampling`.
 
     R equivalent: per measure, ``cor(x, z, method = "kendall")`` on the grouped data and
     ``boot::boot.ci(..., type = "perc")``; the Bayesian bootstrap is
@@ -179,7 +143,7 @@ def correlations(
     >>> res.summary().index.names
     FrozenList(['estimand', 'trait', 'metric'])
     """
-    opts, raters = _options("correlations", legacy, resampling, raters)
+    opts = ResamplingOptions.coerce(resampling)
     ci_prob = check_ci_prob(ci_prob)
     names = parse_measures(measures)
     scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
@@ -269,7 +233,6 @@ def compare_metrics(
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **legacy: Any,
 ) -> MetricComparisonResult:
     r"""Which metric agrees better with humans? The difference of every measure for every
     pair of metrics, P(A beats B), rank distributions and permutation p-values.
@@ -310,10 +273,6 @@ def compare_metrics(
     estimate with its own uncertainty, so it sits in ``details()`` beside the p-value (its
     frequentist counterpart) rather than among the estimates.
 
-    The keywords of the previous release (``rater=``, ``n_resamples=``,
-    ``n_permutations=``, ``scheme=``, ``pvalue=``, ``n_jobs=``) still work with a
-    ``FutureWarning``.
-
     R equivalent: ``boot::boot`` of the difference of two ``cor`` values and a
     permutation test by hand; there is no packaged equivalent of the joint rank
     distribution.
@@ -334,7 +293,7 @@ def compare_metrics(
     >>> list(res.details().columns)
     ['pvalue', 'p_beats']
     """
-    opts, raters = _options("compare_metrics", legacy, resampling, raters)
+    opts = ResamplingOptions.coerce(resampling)
     ci_prob = check_ci_prob(ci_prob)
     names = parse_measures(measures)
     scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)

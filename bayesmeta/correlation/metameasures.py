@@ -7,7 +7,7 @@ metrics apart, how stable is the ranking it gives, how does it react to score gr
   the p-value curve (its area over the number of pairs is DP).
 * **Ranking consistency** (Alg. 2): inputs split at random into two halves; the metrics are
   ranked by the measure on each half, and RC is the mean Kendall tau-b between the two
-  rankings over ``n_trials`` splits.
+  rankings over random splits (``resampling.n_resamples``).
 * **Granularity**: the measures as a metric's (or the human score's) number of possible
   values changes -- on real data by coarsening (quantile bins of the metric; averaging
   fewer raters), and by simulation from the model of paper 001, App. C
@@ -23,7 +23,7 @@ continuous metric in the simulation). Ranks, counts and spreads are in ``details
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,13 +31,14 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.correlation._kernels import direct_small
-from bayesmeta.correlation.comparison import _inputs, _options
+from bayesmeta.correlation.comparison import _inputs
 from bayesmeta.correlation.measures import measure_draws, parse_measures
 from bayesmeta.correlation.resampling import permutation_test
 from bayesmeta.data import select
 from bayesmeta.data.schema import validate
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
+from bayesmeta.vocabulary import resampling_options
 
 
 class _ClassicalResult(Result):
@@ -72,7 +73,6 @@ def discriminative_power(
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **legacy: Any,
 ) -> DiscriminativePowerResult:
     r"""Discriminative power (DP) of correlation measures: the mean permutation p-value over
     all pairs of metrics (paper 001, Alg. 1).
@@ -87,9 +87,7 @@ def discriminative_power(
         ``scheme`` (``"both"``, ``"systems"``, ``"items"``, ``"both-rowcol"``; paper 001
         used nlpstats' ``"both"``, which is ``"both-rowcol"`` here, see
         :mod:`bayesmeta.correlation.resampling`), ``n_permutations`` (paper 001: 1,000; its
-        code: 999), ``pvalue`` (``"raw"``, b / n, reproduces paper 001), ``n_jobs``. The
-        keywords of the previous release (``scheme=``, ``n_permutations=``, ``pvalue=``,
-        ``n_jobs=``, ``rater=``) still work with a ``FutureWarning``.
+        code: 999), ``pvalue`` (``"raw"``, b / n, reproduces paper 001), ``n_jobs``.
     random_seed : int, optional
         Drawn and recorded in ``provenance`` when None.
 
@@ -115,8 +113,7 @@ def discriminative_power(
     >>> list(dp.summary().columns), list(dp.details().columns)
     (['classical'], ['rank', 'n_pairs', 'share_below_05'])
     """
-    opts, raters = _options("discriminative_power", legacy, resampling, raters,
-                            allowed=("n_permutations", "scheme", "pvalue", "n_jobs"))
+    opts = ResamplingOptions.coerce(resampling)
     names = parse_measures(measures)
     scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
     seed = resolve_seed(random_seed)
@@ -163,11 +160,9 @@ def ranking_consistency(
     metrics: Sequence[str] | None = None,
     run: Any = None,
     reference: Any = "first",
-    n_trials: int = 1000,
     kendall_variant: str = "b",
+    resampling: ResamplingOptions | dict[str, Any] | None = None,
     random_seed: int | None = None,
-    n_jobs: int | None = None,
-    **legacy: Any,
 ) -> RankingConsistencyResult:
     r"""Ranking consistency (RC) of correlation measures: the mean Kendall tau-b between the
     metric rankings on two random halves of the inputs (paper 001, Alg. 2).
@@ -182,14 +177,12 @@ def ranking_consistency(
     Parameters
     ----------
     data, trait, measures, raters, human, metrics, run, reference, kendall_variant :
-        As in :func:`bayesmeta.correlations` (``rater=`` of the previous release still
-        works with a ``FutureWarning``).
-    n_trials : int
-        Random splits (paper 001: 1,000).
+        As in :func:`bayesmeta.correlations`.
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples``: the random splits (default here 1,000, as paper 001); ``n_jobs``:
+        worker threads.
     random_seed : int, optional
         Drawn and recorded in ``provenance`` when None.
-    n_jobs : int, optional
-        Worker threads.
 
     Returns
     -------
@@ -206,12 +199,16 @@ def ranking_consistency(
     Examples
     --------
     >>> import bayesmeta as bm
-    >>> rc = bm.ranking_consistency(bm.datasets.simulated(n_metrics=5), "COH", n_trials=20,
-    ...                             random_seed=0)
+    >>> rc = bm.ranking_consistency(bm.datasets.simulated(n_metrics=5), "COH",
+    ...                             resampling={"n_resamples": 20}, random_seed=0)
     >>> rc.summary().shape[0]
     12
     """
-    _, raters = _options("ranking_consistency", legacy, None, raters, allowed=())
+    opts = resampling_options(resampling, n_resamples=1000)
+    n_trials, n_jobs = opts.n_resamples, opts.n_jobs
+    if n_trials < 1:
+        raise ValueError("resampling: n_resamples (random splits) must be >= 1 for ranking "
+                         "consistency.")
     names = parse_measures(measures)
     scores, z, hs = _inputs(data, trait, raters, human, metrics, run, reference)
     x = np.asarray(scores.values, dtype=float)
@@ -285,7 +282,6 @@ def granularity(
     run: Any = None,
     reference: Any = "first",
     kendall_variant: str = "b",
-    **legacy: Any,
 ) -> GranularityResult:
     r"""How a metric's correlation measures change with the granularity of its scores or of
     the human scores (paper 001, Sec. 4.3.1).
@@ -303,8 +299,7 @@ def granularity(
     levels : list of int, optional
         Default for the metric: 2, 3, 5, 9, 13, 25, 50, 100.
     raters, measures, run, reference, kendall_variant :
-        As in :func:`bayesmeta.correlations` (``rater=`` of the previous release still
-        works with a ``FutureWarning``).
+        As in :func:`bayesmeta.correlations`.
 
     Returns
     -------
@@ -326,7 +321,6 @@ def granularity(
     >>> g.table().shape
     (3, 12)
     """
-    _, raters = _options("granularity", legacy, None, raters, allowed=())
     names = parse_measures(measures)
     if target not in ("metric", "human"):
         raise ValueError(f"target must be 'metric' or 'human', got {target!r}.")
@@ -381,7 +375,7 @@ def granularity_simulation(
     measures: str | Sequence[str] = "all",
     kendall_variant: str = "b",
     random_seed: int | None = None,
-    **model: float,
+    model: Mapping[str, float] | None = None,
 ) -> GranularityResult:
     r"""The measures against the metric's granularity in data simulated from paper 001's
     App. C model (:func:`bayesmeta.simulate.simulate_correlation_study`).
@@ -397,8 +391,9 @@ def granularity_simulation(
     human_levels : int or None
         None keeps the human score continuous.
     n_replicates : int
-    **model :
-        Parameters of :func:`~bayesmeta.simulate.simulate_correlation_study`.
+    model : dict, optional
+        Parameters of :func:`~bayesmeta.simulate.simulate_correlation_study` (default its
+        own).
 
     Returns
     -------
@@ -417,6 +412,7 @@ def granularity_simulation(
     """
     from bayesmeta.simulate import simulate_correlation_study
 
+    model = dict(model or {})
     names = parse_measures(measures)
     seed = resolve_seed(random_seed)
     seeds = np.random.SeedSequence(seed).spawn(n_replicates)

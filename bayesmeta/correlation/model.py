@@ -47,22 +47,9 @@ from bayesmeta.correlation.bivariate import (
 )
 from bayesmeta.data import select
 from bayesmeta.data.schema import _fmt, validate
-from bayesmeta.options import SamplerOptions, legacy_sampling, resolve_seed
+from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.results import data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, posterior_table
-
-
-def _legacy_human(human: Any, raters: Any) -> tuple[Any, Any]:
-    """``human="mean"`` / ``human="<rater>"`` of the previous release."""
-    if not isinstance(human, str):
-        return human, raters
-    if human == "mean":
-        warnings.warn("fit_correlation_model(human='mean') is deprecated: the mean over "
-                      "raters is the default; leave human out.", FutureWarning, stacklevel=3)
-        return None, raters
-    warnings.warn(f"fit_correlation_model(human={human!r}) is deprecated; write "
-                  f"raters={human!r}.", FutureWarning, stacklevel=3)
-    return None, human
 
 
 def _human_values(data: xr.Dataset, trait: str | None, raters: Any, human: Any,
@@ -124,7 +111,6 @@ def fit_correlation_model(
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **legacy: Any,
 ) -> CorrelationResult:
     r"""Posterior within-system and system-level metric-human correlations (paper 001,
     App. C model).
@@ -182,10 +168,6 @@ def fit_correlation_model(
         Seed (drawn and recorded when omitted); batch ``k`` uses ``random_seed + k``.
     progress : bool, optional
         Progress bar.
-    **legacy
-        ``draws=``, ``tune=``, ``chains=``, ``cores=``, ``sampler=``, ``fast=``,
-        ``target_accept=``, ``progressbar=`` and ``human="mean" | "<rater>"`` of the
-        previous release, accepted with a ``FutureWarning`` for one release.
 
     Returns
     -------
@@ -234,13 +216,10 @@ def fit_correlation_model(
         set_attrs,
     )
 
-    if "progressbar" in legacy:
-        warnings.warn("fit_correlation_model(progressbar=...) is deprecated and will be "
-                      "removed in the next release; write progress=...", FutureWarning,
-                      stacklevel=2)
-        progress = legacy.pop("progressbar")
-    human, raters = _legacy_human(human, raters)
-    opts = legacy_sampling(sampling, legacy, function="fit_correlation_model")
+    if isinstance(human, str):
+        raise TypeError(f"human must be a DataArray of human scores, got {human!r}; the mean "
+                        f"over raters is the default, and raters= picks raters.")
+    opts = SamplerOptions.coerce(sampling)
     ci_prob = check_ci_prob(ci_prob)
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be an xarray.Dataset, got {type(data).__name__}.")

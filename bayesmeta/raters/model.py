@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.options import SamplerOptions, legacy_sampling, resolve_seed
+from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.raters._model_build import (
     PRIORS,
     RaterDesign,
@@ -165,7 +165,7 @@ class RaterBiasResult(Result):
     def plot(self, ax: Any = None, column: str | None = None) -> Any:
         """Forest plot of the thresholds by rater (posterior mean and HDI per trait and cut,
         with the panel threshold as a grey tick). Returns the matplotlib Figure."""
-        from bayesmeta.plots import plot_rater_thresholds
+        from bayesmeta.raters.plots import plot_rater_thresholds
 
         return plot_rater_thresholds(self, ax=ax).figure
 
@@ -247,7 +247,6 @@ def rater_bias(
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **legacy: Any,
 ) -> RaterBiasResult:
     r"""Rater leniency and reliability from the many-facet ordinal rater model.
 
@@ -287,10 +286,6 @@ def rater_bias(
         Seed; trait k gets ``random_seed + k``. Drawn and recorded when not given.
     progress : bool, optional
         Show the sampler's progress bar (default: in interactive full runs).
-    **legacy
-        ``draws=``, ``tune=``, ``chains=``, ``fast=``, ``sampler=``, ``target_accept=``,
-        ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
-        ``FutureWarning``.
 
     Returns
     -------
@@ -347,7 +342,7 @@ def rater_bias(
     from bayesmeta.sampling import check_convergence, describe_run, diagnose
 
     ci_prob = check_ci_prob(ci_prob)
-    options = legacy_sampling(sampling, legacy, function="rater_bias").resolve()
+    options = SamplerOptions.coerce(sampling).resolve()
     design = rater_design(data, traits=traits, raters=raters)
     seed = resolve_seed(random_seed)
     dhash = data_hash(data)

@@ -17,7 +17,7 @@ as in the paper, and reported separately as ``tie_rate``. Posteriors:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,11 +25,12 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.data import select
-from bayesmeta.options import resolve_seed
+from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.reference_free.kinds import kind_contrast, kind_note
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize, summary_rows
 from bayesmeta.unit_tests import pass_rates
+from bayesmeta.vocabulary import resampling_options
 
 INDEX = ["metric", "metric2", "perturbation", "set"]
 
@@ -116,7 +117,7 @@ def perturbation_detection(
     run: Any = None,
     reference: Any = "first",
     prior: tuple[float, float] = pass_rates.BETA_PRIOR,
-    n_draws: int = 4000,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     compare: bool = True,
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
@@ -150,8 +151,8 @@ def perturbation_detection(
         Selection (:mod:`bayesmeta.data.select`), dataset input only.
     prior : (float, float)
         Beta prior of each rate (and ``prior[0]`` the Dirichlet prior of the paired model).
-    n_draws : int
-        Posterior draws per quantity.
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples``: posterior draws per quantity (default here 4,000).
     compare : bool
         Add the paired differences of every pair of metrics (``M (M - 1) / 2`` rows).
     ci_prob : float
@@ -189,6 +190,7 @@ def perturbation_detection(
 
     R equivalent: ``binom.test(sum(s > s_hat), length(s))``.
     """
+    n_draws = resampling_options(resampling, n_resamples=4000).n_resamples
     ci_prob = check_ci_prob(ci_prob)
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)

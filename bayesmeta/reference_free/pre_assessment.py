@@ -99,7 +99,7 @@ def pre_assessment(
     trait: str | None = None,
     *,
     n: Sequence[int] = (20, 50, 100, 200),
-    n_draws: int = 2000,
+    n_subsets: int = 2000,
     tolerance: float = 0.1,
     prob: float = 0.9,
     threshold: float = 0.3,
@@ -131,7 +131,7 @@ def pre_assessment(
         The human criterion; or ``human=``.
     n : sequence of int
         Subset sizes reported (each smaller than the number of outputs).
-    n_draws : int
+    n_subsets : int
         Random subsets per size (the same subsets for every metric).
     tolerance, prob, threshold : float
         See the formula.
@@ -158,7 +158,7 @@ def pre_assessment(
         (classical); at each ``n`` the mean, sd and equal-tailed interval of :math:`r_n`
         over the random subsets (a sampling distribution, not a posterior).
         ``p_within_tolerance`` and ``p_correct_decision`` (classical, Monte Carlo standard
-        error at most ``0.5 / sqrt(n_draws)``), ``n_needed`` and ``n_needed_decision``.
+        error at most ``0.5 / sqrt(n_subsets)``), ``n_needed`` and ``n_needed_decision``.
         With the ``reference_based`` coordinate and both kinds selected:
         ``correlation_group_mean`` (``set`` = reference-free / reference-based) and
         ``correlation_free_minus_based``; at ``n="all"`` the classical group means with a
@@ -185,7 +185,7 @@ def pre_assessment(
     >>> ds = xr.Dataset({"judgment": (("system", "item", "trait"), h[..., None]),
     ...                  "score": (("metric", "system", "item"), s[None])},
     ...                 coords={"metric": ["m"], "trait": ["q"]})
-    >>> res = bm.pre_assessment(ds, "q", n=(20, 50), n_draws=500, random_seed=1)
+    >>> res = bm.pre_assessment(ds, "q", n=(20, 50), n_subsets=500, random_seed=1)
     >>> tab = res.summary()
     >>> sd = tab.xs("correlation", level="estimand")["sd"]
     >>> bool(sd[("m", "20", "")] > sd[("m", "50", "")])
@@ -219,7 +219,7 @@ def pre_assessment(
         [["correlation"] * len(labels), labels, ["all"] * len(labels), [""] * len(labels)],
         names=["estimand", *INDEX]))
     frames.append(full_rows)
-    draws = np.stack([subset_corr(x, h, k, n_draws, rng, coefficient) for k in sizes], 1)
+    draws = np.stack([subset_corr(x, h, k, n_subsets, rng, coefficient) for k in sizes], 1)
     da = xr.DataArray(np.moveaxis(draws, -1, 0), dims=("resample", "metric", "n"),
                       coords={"metric": labels, "n": [str(k) for k in sizes]})
     frames.append(summary_rows(summarize(da, ci_prob=ci_prob, interval="equal_tailed"),
@@ -244,7 +244,7 @@ def pre_assessment(
                 {"p_same_sign": np.where(rows.index.get_level_values(0)
                                          == "correlation_free_minus_based", same, np.nan)},
                 index=rows.index))
-    notes = [f"{N} outputs; {n_draws} random subsets per size, the same for every metric; "
+    notes = [f"{N} outputs; {n_subsets} random subsets per size, the same for every metric; "
              f"tolerance {tolerance:g}, decision threshold {threshold:g}, target "
              f"probability {prob:g}."]
     if search:
@@ -256,7 +256,7 @@ def pre_assessment(
             todo = np.flatnonzero((need == N).any(0))
             if not todo.size:
                 break
-            r = subset_corr(x[todo], h, int(k), n_draws, rng, coefficient)
+            r = subset_corr(x[todo], h, int(k), n_subsets, rng, coefficient)
             f = full[todo, None]
             p = np.stack([(np.abs(r - f) <= tolerance).mean(-1),
                           ((r > threshold) == (f > threshold)).mean(-1)])
@@ -292,7 +292,7 @@ def pre_assessment(
     return Result(
         table, title=f"Pre-assessment planner: {coefficient} with {hlabel} from n outputs "
                      f"(paper 002, App. C)",
-        info={"outputs": N, "metrics": len(labels), "draws": n_draws},
+        info={"outputs": N, "metrics": len(labels), "draws": n_subsets},
         details=details, notes=notes, ci_prob=ci_prob,
         ci_kind="equal_tailed", random_seed=seed,
         classical_ci_kind="percentile bootstrap (outputs)" if why_not is None and R else None,

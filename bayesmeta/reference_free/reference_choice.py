@@ -23,7 +23,7 @@ and the reference choice that a single-reference comparison hides.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,12 +31,13 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.data import select
-from bayesmeta.options import resolve_seed
+from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.reference_free.kinds import kind_contrast, kind_note, kind_of
 from bayesmeta.reference_free.meta_correlation import weighted_corr
 from bayesmeta.reference_free.pre_assessment import COEFFICIENTS, average_ranks
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize, summary_rows
+from bayesmeta.vocabulary import resampling_options
 
 
 def _corr_with_fixed(x: np.ndarray, hc: np.ndarray, coefficient: str) -> np.ndarray:
@@ -70,7 +71,7 @@ def reference_choice(
     trait: str | None = None,
     *,
     metrics: Sequence[str] | None = None,
-    n_draws: int = 5000,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     coefficient: str = "spearman",
     decompose: bool = True,
     human: xr.DataArray | None = None,
@@ -95,8 +96,9 @@ def reference_choice(
     metrics : list of str, optional
         Default: every metric with more than one reference for some output. Include
         reference-free metrics to get the reference-free vs reference-based contrast.
-    n_draws : int
-        Random reference draws (the paper: 5,000), the same draws for every metric.
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples``: random reference draws (default here 5,000, as the paper), the
+        same draws for every metric.
     coefficient : {"spearman", "pearson"}
     decompose : bool
         Also draw outputs (bootstrap) with a random reference each, for the total spread and
@@ -141,7 +143,8 @@ def reference_choice(
     ...                  "score": (("metric", "system", "item", "reference"), s[None])},
     ...                 coords={"metric": ["bleu_ref_hypo"], "trait": ["q"],
     ...                         "reference": list("1234")})
-    >>> res = bm.reference_choice(ds, "q", n_draws=500, random_seed=1)
+    >>> res = bm.reference_choice(ds, "q", resampling={"n_resamples": 500},
+    ...                           random_seed=1)
     >>> tab = res.summary()
     >>> bool(tab.loc[("correlation", "bleu_ref_hypo", "random", ""), "sd"] > 0)
     True
@@ -149,6 +152,7 @@ def reference_choice(
     R equivalent: ``replicate(5000, cor(s[cbind(1:N, sapply(R, sample, 1))], h,
     method = "spearman"))``.
     """
+    n_draws = resampling_options(resampling, n_resamples=5000).n_resamples
     ci_prob = check_ci_prob(ci_prob)
     if coefficient not in COEFFICIENTS:
         raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}.")

@@ -165,47 +165,9 @@ class StabilityResult(_ByEstimand):
     default_estimand = "stability"
 
 
-_POSITIONAL = ("n_items", "n_subsets", "random_seed")
-_DEFAULTS: dict[str, Any] = {"n_items": None, "n_subsets": 200, "random_seed": None,
-                             "raters": None}
-
-
-def _legacy_consistency(args: tuple[Any, ...], legacy: dict[str, Any],
-                        given: dict[str, Any]) -> dict[str, Any]:
-    """Fold the previous release's positional ``n_items, n_subsets, random_seed`` and
-    ``ratings=`` into the keyword options, with a ``FutureWarning`` giving the new
-    spelling."""
-    if len(args) > len(_POSITIONAL):
-        raise TypeError(f"consistency() takes data and at most {len(_POSITIONAL)} positional "
-                        f"options ({', '.join(_POSITIONAL)}), got {len(args) + 1} positional "
-                        f"arguments; pass options by keyword.")
-    for name, value in zip(_POSITIONAL, args, strict=False):
-        if given[name] != _DEFAULTS[name]:
-            raise TypeError(f"consistency() got {name} by position and by keyword; write "
-                            f"{name}= only.")
-        given[name] = value
-    if args:
-        spelled = ", ".join(f"{n}={v!r}" for n, v in zip(_POSITIONAL, args, strict=False))
-        warnings.warn(f"positional options of consistency() are deprecated and will be removed "
-                      f"in the next release; write consistency(data, {spelled}).",
-                      FutureWarning, stacklevel=3)
-    if "ratings" in legacy:
-        ratings = legacy.pop("ratings")
-        if given["raters"] is not None:
-            raise TypeError("consistency() got both ratings= and raters=; write raters= only.")
-        given["raters"] = None if ratings is True else ratings
-        warnings.warn(f"consistency(ratings=...) is deprecated and will be removed in the next "
-                      f"release; write consistency(..., raters={given['raters']!r}).",
-                      FutureWarning, stacklevel=3)
-    if legacy:
-        raise TypeError(f"consistency() got unexpected keyword argument(s) "
-                        f"{', '.join(map(repr, legacy))}.")
-    return given
-
-
 def consistency(
     data: xr.Dataset,
-    *args: Any,
+    *,
     n_items: int | None = None,
     n_subsets: int = 200,
     random_seed: int | None = None,
@@ -216,7 +178,6 @@ def consistency(
     reference: Any = "first",
     normalize: bool = False,
     ci_prob: float = CI_PROB,
-    **legacy: Any,
 ) -> ConsistencyResult:
     r"""Metric consistency: coefficient alpha of system means over items, with SEM.
 
@@ -263,9 +224,6 @@ def consistency(
         Rank-normalise each variable over all outputs first (MetricEval App. A.2).
     ci_prob : float
         Probability of the range across subsets.
-    *args, **legacy
-        The previous release's positional ``n_items, n_subsets, random_seed`` and
-        ``ratings=``, accepted with a ``FutureWarning`` for one release.
 
     Returns
     -------
@@ -292,10 +250,6 @@ def consistency(
 
     R equivalent: ``psych::alpha(t(scores), use = "pairwise")$total$raw_alpha``.
     """
-    opts = _legacy_consistency(args, legacy, {"n_items": n_items, "n_subsets": n_subsets,
-                                              "random_seed": random_seed, "raters": raters})
-    n_items, n_subsets = opts["n_items"], opts["n_subsets"]
-    random_seed, raters = opts["random_seed"], opts["raters"]
     ci_prob = check_ci_prob(ci_prob)
     q = quantities(data, metrics=metrics, raters=raters, judgments=judgments, run=run,
                    reference=reference, normalize=normalize)

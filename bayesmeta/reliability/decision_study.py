@@ -8,7 +8,6 @@ and the number of items needed for a target reliability; next to them the classi
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +23,6 @@ from bayesmeta.summaries import check_ci_prob, posterior_table
 
 #: Default numbers of items of a decision study (the data's J is added).
 DEFAULT_ITEMS = (10, 20, 50, 100, 200, 500, 1000)
-_RENAMED = {"items": "n_items", "runs": "n_runs", "quantities": "variables"}
 
 
 class DecisionStudyResult(Result):
@@ -71,25 +69,10 @@ class DecisionStudyResult(Result):
         """Decision-study curves: posterior mean reliability against the number of items,
         with HDI bands, the classical plug-in curve (dashed) and the target line. Returns
         the Figure."""
-        from bayesmeta.plots import plot_decision_curve
+        from bayesmeta.reliability.plots import plot_decision_curve
 
         return plot_decision_curve(self.summary(), ax=ax, variables=variables, n_runs=n_runs,
                                    target=self.target, title=self.title).figure
-
-
-def _legacy(kwargs: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    for old, new in _RENAMED.items():
-        if old in kwargs:
-            if given.get(new) is not None:
-                raise TypeError(f"decision_study() got both {old}= and {new}=; use {new}=.")
-            warnings.warn(f"decision_study({old}=...) is deprecated and will be removed in "
-                          f"the next release; write decision_study(..., {new}=...).",
-                          FutureWarning, stacklevel=3)
-            given[new] = kwargs.pop(old)
-    if kwargs:
-        raise TypeError(f"decision_study() got unexpected keyword argument(s) "
-                        f"{', '.join(map(repr, kwargs))}.")
-    return given
 
 
 def decision_study(
@@ -100,7 +83,6 @@ def decision_study(
     target: float | None = None,
     variables: Sequence[str] | None = None,
     ci_prob: float | None = None,
-    **legacy: Any,
 ) -> DecisionStudyResult:
     r"""Decision study: posterior reliability of system means for other test designs.
 
@@ -131,9 +113,6 @@ def decision_study(
         Variables to include (default all).
     ci_prob : float, optional
         HDI probability (default the fit's).
-    **legacy
-        ``items=``, ``runs=``, ``quantities=`` of the previous release, accepted with a
-        ``FutureWarning`` for one release.
 
     Returns
     -------
@@ -161,9 +140,6 @@ def decision_study(
 
     from bayesmeta.sampling import diagnose, set_attrs
 
-    given = _legacy(dict(legacy), {"n_items": n_items, "n_runs": n_runs,
-                                   "variables": variables})
-    n_items, n_runs, variables = given["n_items"], given["n_runs"], given["variables"]
     if not isinstance(fit, TrueScoreResult) or fit.idata is None:
         raise TypeError("fit must be a TrueScoreResult from bm.reliability(), got "
                         f"{type(fit).__name__}.")

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from bayesmeta.options import SamplerOptions, legacy_sampling, resolve_seed
+from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.reliability._true_score_build import (
     BUCKET,
     anova_table,
@@ -60,9 +60,6 @@ from bayesmeta.reliability.generalizability import (
 )
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob
-
-if TYPE_CHECKING:
-    from bayesmeta.reliability.decision_study import DecisionStudyResult
 
 METHODS = ("auto", "full")
 
@@ -126,13 +123,6 @@ class TrueScoreResult(Result):
         (dot and line) and the classical ANOVA estimate (cross). Returns the Figure."""
         return self.plot_estimand(estimand, ax=ax, column=column)
 
-    def decision_study(self, *, n_items: Sequence[int] | None = None,
-                       n_runs: Sequence[int] | None = None, **kwargs: Any
-                       ) -> DecisionStudyResult:
-        """Shorthand for :func:`bayesmeta.decision_study` on this fit."""
-        from bayesmeta.reliability.decision_study import decision_study
-
-        return decision_study(self, n_items=n_items, n_runs=n_runs, **kwargs)
 
 
 def reliability(
@@ -143,12 +133,11 @@ def reliability(
     judgments: bool | Sequence[str] = True,
     reference: Any = "first",
     target: float = 0.9,
-    method: str = "auto",
+    estimator: str = "auto",
     ci_prob: float = CI_PROB,
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **legacy: Any,
 ) -> TrueScoreResult:
     r"""Posterior reliability of metrics, raters and judgments next to the classical estimates.
 
@@ -193,8 +182,8 @@ def reliability(
         (:func:`bayesmeta.data.select.pick_reference`).
     target : float
         Target reliability of the items-needed estimate.
-    method : {"auto", "full"}
-        The estimator's likelihood. ``"auto"``: exact ANOVA marginal likelihood for
+    estimator : {"auto", "full"}
+        The likelihood. ``"auto"``: exact ANOVA marginal likelihood for
         complete variables and the random-effects model for variables with missing cells;
         ``"full"``: the random-effects model for all (slower; same posterior on complete
         data).
@@ -209,10 +198,6 @@ def reliability(
         Seed (drawn and recorded when omitted): the same seed gives the same draws.
     progress : bool, optional
         Progress bar (default: on for full runs in an interactive session).
-    **legacy
-        ``draws=``, ``tune=``, ``chains=``, ``cores=``, ``sampler=``, ``fast=``,
-        ``target_accept=`` and ``progressbar=`` of the previous release, accepted with a
-        ``FutureWarning`` for one release.
 
     Returns
     -------
@@ -260,24 +245,19 @@ def reliability(
         sample,
     )
 
-    if "progressbar" in legacy:
-        warnings.warn("reliability(progressbar=...) is deprecated and will be removed in the "
-                      "next release; write reliability(..., progress=...).", FutureWarning,
-                      stacklevel=2)
-        progress = legacy.pop("progressbar")
-    opts = legacy_sampling(sampling, legacy, function="reliability")
+    opts = SamplerOptions.coerce(sampling)
     if not 0 < target < 1:
         raise ValueError(f"target must be in (0, 1), got {target}.")
     ci_prob = check_ci_prob(ci_prob)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, "
-                         f"got {method!r}.")
+    if estimator not in METHODS:
+        raise ValueError(f"estimator must be one of {', '.join(map(repr, METHODS))}, "
+                         f"got {estimator!r}.")
     seed = resolve_seed(random_seed)
     design = collect(data, metrics=metrics, raters=raters, judgments=judgments,
                      reference=reference)
     Q = len(design.labels)
     S, I = design.y.shape[1], design.y.shape[2]
-    if method == "full":
+    if estimator == "full":
         exact_idx, full_idx = np.array([], dtype=int), np.arange(Q)
     else:
         exact_idx, full_idx = np.flatnonzero(design.complete), np.flatnonzero(~design.complete)
@@ -312,7 +292,7 @@ def reliability(
         lik.append(f"exact ANOVA marginal (Box & Tiao) for {len(exact_idx)} complete")
     if len(full_idx):
         lik.append(f"random effects for {len(full_idx)} "
-                   f"{'incomplete' if method == 'auto' else ''}".rstrip())
+                   f"{'incomplete' if estimator == 'auto' else ''}".rstrip())
     kinds = np.array(design.kind)
     n_met, n_rat, n_jud = ((kinds == k).sum() for k in ("metric", "rating", "judgment"))
     info = {
@@ -327,7 +307,7 @@ def reliability(
         "convergence": str(report),
         "classical": "ANOVA (G-theory) plug-in; equals coefficient alpha with one run",
     }
-    notes = reliability_notes(design, method=method, n_full=len(full_idx),
+    notes = reliability_notes(design, method=estimator, n_full=len(full_idx),
                               messages=report.messages)
     res = TrueScoreResult(
         table, title="True-score reliability (generalizability model)", info=info,

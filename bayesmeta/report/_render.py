@@ -9,7 +9,7 @@ script and no external resource, and prints cleanly (print CSS).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -17,12 +17,14 @@ import pandas as pd
 from bayesmeta.report._core import (
     ESS_MIN,
     RHAT_MAX,
-    Report,
     TableBlock,
     _doc_summary,
     convergence_by_table,
 )
 from bayesmeta.report._template import CSS, TEMPLATE
+
+if TYPE_CHECKING:  # _report imports this module to render a Report
+    from bayesmeta.report._report import Report
 
 #: Rows shown per table (the rest is counted under the table).
 MAX_ROWS = 60

@@ -31,10 +31,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.options import resolve_seed
+from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result
 from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.unit_tests import _tables as tables
+from bayesmeta.vocabulary import resampling_options
 
 #: Pass rule of each category ("difference": within tolerance; "greater": original wins).
 RULES = {"meaning_altering": "greater", "meaning_preserving": "difference",
@@ -209,7 +210,7 @@ def metric_unit_tests(
     pooled: bool = True,
     compare: bool = True,
     prior: tuple[float, float] = (1.0, 1.0),
-    n_draws: int = 8000,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
     progress: bool | None = None,
@@ -248,8 +249,9 @@ def metric_unit_tests(
         numbers of references (``refs_effect``).
     prior : (a, b)
         Beta prior of the per-cell pass rate (default uniform).
-    n_draws : int
-        Posterior draws per quantity (exact draws: no MCMC).
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples``: posterior draws per quantity (exact draws: no MCMC; default here
+        8,000).
     ci_prob : float
         Probability of every interval (classical and posterior).
     random_seed : int, optional
@@ -292,6 +294,7 @@ def metric_unit_tests(
     ...                          "5"), "classical"])
     0.5
     """
+    n_draws = resampling_options(resampling, n_resamples=8000).n_resamples
     ci_prob = check_ci_prob(ci_prob)
     seed = resolve_seed(random_seed)
     scores, notes, cov = _to_scores(data, metrics=metrics, references=references,

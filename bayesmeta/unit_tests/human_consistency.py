@@ -21,13 +21,17 @@ and a part within them:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayesmeta.options import resolve_seed
+from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob
+from bayesmeta.vocabulary import resampling_options
 
 
 def _normal_draws(y: np.ndarray, rng: np.random.Generator, n_draws: int
@@ -97,7 +101,7 @@ def human_inconsistency(
     score: str = "sick_relatedness",
     group: str = "corruption",
     ci_prob: float = CI_PROB,
-    n_draws: int = 8000,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
 ) -> Result:
     r"""How consistently humans score pairs made by the same transformation (paper 004).
@@ -111,9 +115,9 @@ def human_inconsistency(
         Column names of the human score and of the transformation.
     ci_prob : float
         Probability of every interval.
-    n_draws : int
-        Posterior draws (exact for the per-transformation normal; from the grid for the
-        variance components).
+    resampling : ResamplingOptions or dict, optional
+        ``n_resamples``: posterior draws (exact for the per-transformation normal; from the
+        grid for the variance components; default here 8,000).
     random_seed : int, optional
         Seeds the draws; drawn and recorded when omitted.
 
@@ -143,6 +147,7 @@ def human_inconsistency(
     >>> round(float(tab.loc[("mean", "a"), "classical"]), 2)
     3.45
     """
+    n_draws = resampling_options(resampling, n_resamples=8000).n_resamples
     ci_prob = check_ci_prob(ci_prob)
     for col in (score, group):
         if col not in data.columns:

@@ -33,7 +33,7 @@ def _coefficients(method: str | Sequence[str]) -> list[str]:
     names = [method] if isinstance(method, str) else list(method)
     bad = [m for m in names if m not in COEFFICIENTS]
     if bad or not names:
-        raise ValueError(f"method must be one or more of {', '.join(map(repr, COEFFICIENTS))}"
+        raise ValueError(f"coefficient must be one or more of {', '.join(map(repr, COEFFICIENTS))}"
                          f", got {method!r}.")
     return names
 

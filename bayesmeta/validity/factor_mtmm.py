@@ -46,7 +46,7 @@ def factor_mtmm(
     fit: Any,
     *,
     methods: Mapping[str, Mapping[str, str]] | None = None,
-    method: str = "kendall",
+    coefficient: str = "kendall",
     expert: str = "Expert",
     score_method: str = "EBM",
     run: Any = None,
@@ -73,7 +73,7 @@ def factor_mtmm(
         ``{method: {factor: metric}}``, e.g. ``{"G-EVAL-4": {"coh": "G.EVAL.4.COH",
         ...}}``. Default: metric families whose names end in a factor name, with at least
         two factors (on SummEval: ``G.EVAL.3.5`` and ``G.EVAL.4``).
-    method : {"kendall", "pearson", "spearman"}
+    coefficient : {"kendall", "pearson", "spearman"}
     expert : str
         The method label of the factor scores.
     score_method, run, reference, ci_prob, resampling, random_seed :
@@ -83,7 +83,7 @@ def factor_mtmm(
     -------
     Result
         ``summary()`` indexed ``(estimand, trait, method, trait2, method2)``, estimand
-        ``system_<method>``, one row per pair of variables; ``details()``: ``cell``
+        ``system_<coefficient>``, one row per pair of variables; ``details()``: ``cell``
         (``convergent``: same trait, different methods; ``heterotrait-monomethod``;
         ``heterotrait-heteromethod``) and, for convergent cells, ``p_gt_heteromethod`` (the
         share of draws in which the cell exceeds every heterotrait-heteromethod cell in its
@@ -117,9 +117,9 @@ def factor_mtmm(
     15
     """
     ci_prob = check_ci_prob(ci_prob)
-    coef = _coefficients(method)
+    coef = _coefficients(coefficient)
     if len(coef) != 1:
-        raise ValueError("factor_mtmm takes one correlation method.")
+        raise ValueError("factor_mtmm takes one correlation coefficient.")
     coef_name = coef[0]
     opts = ResamplingOptions.coerce(resampling)
     seed = resolve_seed(random_seed)

@@ -33,7 +33,7 @@ def factor_validity(
     *,
     metrics: Sequence[str] | None = None,
     traits: Sequence[str] | None = None,
-    method: str | Sequence[str] = "kendall",
+    coefficient: str | Sequence[str] = "kendall",
     level: str = "system",
     score_method: str = "EBM",
     run: Any = None,
@@ -60,13 +60,13 @@ def factor_validity(
         Metrics to correlate (default all).
     traits : list of str, optional
         Factors of the CFA (default all), e.g. ``["coh", "rel"]``.
-    method : {"kendall", "pearson", "spearman"} or a list of them
-        The correlation(s); estimand ``"system_<method>"``.
+    coefficient : {"kendall", "pearson", "spearman"} or a list of them
+        The correlation(s); estimand ``"system_<coefficient>"``.
     level : {"system", "global", "within_item", "within_system"}
         ``"system"``: correlation of system means (MetricEval Fig. 4/8). The other
         groupings (all outputs pooled; per item across systems, averaged; per system across
         items, averaged) correlate metric scores with output factor scores, classical fits
-        only; estimand ``"<level>_<method>"``.
+        only; estimand ``"<level>_<coefficient>"``.
     score_method : {"EBM", "regression"}
         Classical scores (:meth:`bayesmeta.validity.cfa.CFAResult.factor_scores`).
     run, reference :
@@ -117,7 +117,7 @@ def factor_validity(
     from bayesmeta.validity import factor_scores as fsc
 
     ci_prob = check_ci_prob(ci_prob)
-    coefs = _coefficients(method)
+    coefs = _coefficients(coefficient)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(map(repr, LEVELS))}, got "
                          f"{level!r}.")

@@ -83,7 +83,7 @@ def fisher_interval(r: np.ndarray, n: np.ndarray, ci_prob: float = CI_PROB
 
 def _check_method(method: str) -> None:
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+        raise ValueError(f"coefficient must be one of {', '.join(METHODS)}, got {method!r}.")
 
 
 def _check_level(level: str) -> str:
@@ -145,21 +145,6 @@ class MTMMResult(Result):
                 "same trait, different method (validity diagonal)\n  (.) divergent: different "
                 "traits, same method (heterotrait-monomethod)   plain: "
                 "heterotrait-heteromethod")
-
-
-def _legacy_mtmm(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Map the previous release's positional ``mtmm(data, design, method)`` onto keywords."""
-    out: dict[str, Any] = {}
-    for name, value in zip(("design", "method"), args, strict=False):
-        if name in kwargs:
-            raise TypeError(f"mtmm() got {name} both positionally and as {name}=.")
-        warnings.warn(f"mtmm(data, {name}) with {name} given by position is deprecated and "
-                      f"will be removed in the next release; write mtmm(data, {name}=...).",
-                      FutureWarning, stacklevel=3)
-        out[name] = value
-    if len(args) > 2:
-        raise TypeError(f"mtmm() takes at most 3 positional arguments ({len(args) + 1} given).")
-    return out
 
 
 def _metric_method_trait(ds: xr.Dataset, metric: str) -> tuple[str, str]:
@@ -227,8 +212,8 @@ def _mtmm_spec(ds: xr.Dataset, design: Any, metrics: Any, raters: Any, judgments
 
 def mtmm(
     data: xr.Dataset,
-    *args: Any,
-    method: str = "kendall",
+    *,
+    coefficient: str = "kendall",
     metrics: Sequence[str] | None = None,
     raters: bool | Sequence[str] | None = None,
     judgments: bool | Sequence[str] = True,
@@ -254,7 +239,7 @@ def mtmm(
     ----------
     data : xarray.Dataset
         A bayesmeta dataset.
-    method : {"kendall", "spearman", "pearson"}
+    coefficient : {"kendall", "spearman", "pearson"}
         Correlation coefficient of the off-diagonal cells.
     metrics : list of str, optional
         Metrics to add as variables (default none: a metric's method and trait must be
@@ -295,11 +280,6 @@ def mtmm(
         outputs with both scores at other levels; systems for alpha). ``matrix()``: the
         square table; ``print()``: the formatted table.
 
-    Notes
-    -----
-    The positional form ``mtmm(data, design, method)`` of the previous release still works
-    with a ``FutureWarning``.
-
     References
     ----------
     Campbell & Fiske (1959), Psychological Bulletin 56(2); Xiao et al. (2023), *Evaluating
@@ -322,11 +302,9 @@ def mtmm(
     R equivalent (one cell): ``cor(rowMeans(x), rowMeans(y), method = "kendall")`` for two
     (system x item) score matrices; the diagonal ``psych::alpha(t(x))$total$raw_alpha``.
     """
-    legacy = _legacy_mtmm(args, {"design": design} if design is not None else {})
-    design = legacy.get("design", design)
-    method = legacy.get("method", method)
     validate(data, warn_missing=False)
-    _check_method(method)
+    _check_method(coefficient)
+    method = coefficient
     level = _check_level(level)
     ci_prob = check_ci_prob(ci_prob)
     spec, sel = _mtmm_spec(data, design, metrics, raters, judgments)

@@ -103,7 +103,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.options import SamplerOptions, legacy_sampling, resolve_seed
+from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.results import Result
 from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, check_ci_prob, diagnose, summarize
 from bayesmeta.validity._cfa_build import FACTOR_PARAMS, Design, cut_labels
@@ -360,7 +360,6 @@ def ordinal_cfa(
     fit_measures: bool = True,
     loo: bool = True,
     n_ppc: int = 100,
-    **legacy: Any,
 ) -> OrdinalCFAResult:
     r"""Bayesian ordinal CFA (probit, theta parameterization; see the module docstring).
 
@@ -402,10 +401,6 @@ def ordinal_cfa(
         :func:`bayesmeta.compare`.
     n_ppc : int
         Replicated datasets for the ppp (0: skip it; skipped in fast mode).
-    **legacy
-        ``chains=``, ``tune=``, ``draws=``, ``fast=``, ``target_accept=``, ``cores=``,
-        ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
-        ``FutureWarning``.
 
     Returns
     -------
@@ -424,7 +419,7 @@ def ordinal_cfa(
     from bayesmeta.sampling import check_convergence, describe_run, is_compiled, set_attrs
 
     ci_prob = check_ci_prob(ci_prob)
-    options = legacy_sampling(sampling, legacy, function="cfa").resolve(**DEFAULTS)
+    options = SamplerOptions.coerce(sampling).resolve(**DEFAULTS)
     if parameterization not in PARAMETERIZATIONS:
         raise ValueError(f"parameterization must be one of {PARAMETERIZATIONS}, got "
                          f"{parameterization!r}.")
