@@ -663,7 +663,9 @@ def test_factor_mtmm_cells_kinds_and_campbell_fiske(simulated, sim_fit):
     assert len(tab) == 28  # 4 factor scores + 4 metrics
     assert det["cell"].value_counts().to_dict() == {"heterotrait-heteromethod": 14,
                                                     "heterotrait-monomethod": 8,
-                                                    "convergent": 6}
+                                                    "validity diagonal": 6}
+    assert det["evidence"].value_counts().to_dict() == {"heterotrait-heteromethod": 14,
+                                                        "divergent": 8, "convergent": 6}
     fs = sim_fit.factor_scores(level="system")
     x = simulated["score"].isel(run=0).mean("item")
     got = tab.loc[("system_kendall", "coh", "Expert", "coh", "A"), "classical"]

@@ -24,6 +24,7 @@ from bayesmeta.validity._factor_common import (
     _slices,
     _weighted_means,
 )
+from bayesmeta.validity.mtmm import CELLS
 
 
 def _method_groups(metrics: list[str], factors: list[str]) -> dict[str, dict[str, str]]:
@@ -84,8 +85,10 @@ def factor_mtmm(
     Result
         ``summary()`` indexed ``(estimand, trait, method, trait2, method2)``, estimand
         ``system_<coefficient>``, one row per pair of variables; ``details()``: ``cell``
-        (``convergent``: same trait, different methods; ``heterotrait-monomethod``;
-        ``heterotrait-heteromethod``) and, for convergent cells, ``p_gt_heteromethod`` (the
+        (Campbell & Fiske's block, as in :func:`bayesmeta.mtmm`: ``validity diagonal``, same
+        trait, different methods; ``heterotrait-monomethod``; ``heterotrait-heteromethod``),
+        ``evidence`` (MetricEval's label: convergent, divergent, heterotrait-heteromethod)
+        and, for convergent cells, ``p_gt_heteromethod`` (the
         share of draws in which the cell exceeds every heterotrait-heteromethod cell in its
         row and column: Campbell & Fiske's second criterion) and ``p_gt_monomethod`` (it
         exceeds every heterotrait-monomethod cell of its two variables: their third
@@ -200,7 +203,12 @@ def factor_mtmm(
         same_t, same_m = spec[a][1] == spec[b][1], spec[a][0] == spec[b][0]
         kinds.append("convergent" if same_t and not same_m else
                      "heterotrait-monomethod" if same_m else "heterotrait-heteromethod")
-    details = pd.DataFrame({"cell": kinds}, index=index)
+    # one cell vocabulary with bm.mtmm: Campbell & Fiske's block in ``cell``, MetricEval's
+    # label in ``evidence``
+    evidence = {"convergent": "convergent", "heterotrait-monomethod": "divergent",
+                "heterotrait-heteromethod": "heterotrait-heteromethod"}
+    details = pd.DataFrame({"cell": [CELLS[evidence[k]] for k in kinds],
+                            "evidence": [evidence[k] for k in kinds]}, index=index)
     if draws is not None:
         pos = {(a, b): k for k, (a, b) in enumerate(zip(*iu, strict=True))}
 

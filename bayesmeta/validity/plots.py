@@ -79,12 +79,12 @@ def plot_residual_pcs(result: Any, ax: Any = None, components: tuple[str, str] =
 
 def plot_mtmm_cells(result: Any, ax: Any = None) -> Any:
     """The MTMM table of ``bm.factor_mtmm`` as a matrix of variables (method: trait),
-    each cell coloured by its kind (convergent, heterotrait-monomethod,
+    each cell coloured by its kind (convergent, divergent = heterotrait-monomethod,
     heterotrait-heteromethod) and annotated with the estimate. Returns the Axes."""
     from matplotlib.colors import ListedColormap
 
     table = result.summary()
-    kinds = result.details()["cell"]
+    kinds = result.details()["evidence"]
     point, _, _ = _point_and_interval(table)
     variables: list[tuple[str, str]] = []
     for _, t, m, t2, m2 in table.index:
@@ -92,7 +92,7 @@ def plot_mtmm_cells(result: Any, ax: Any = None) -> Any:
             if v not in variables:
                 variables.append(v)
     n = len(variables)
-    code = {"convergent": 0, "heterotrait-monomethod": 1, "heterotrait-heteromethod": 2}
+    code = {"convergent": 0, "divergent": 1, "heterotrait-heteromethod": 2}
     grid = np.full((n, n), np.nan)
     ax = _axes(ax, height=max(4.0, 0.35 * n + 1))
     for key, v in point.items():
