@@ -235,31 +235,31 @@ def describe_read(ds: xr.Dataset, source: str) -> str:
 
 
 # ----------------------------------------------------------------------------- tables
+#: The report sections whose results ``bayesmeta reliability`` and ``bayesmeta demo --text``
+#: print: the report decides what runs, the command only prints it as text.
+TEXT_SECTIONS = ("reliability", "agreement", "mtmm", "concurrent_validity")
+
+
 def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
             fast: bool = False, seed: int | None = None) -> str:
-    import bayesmeta as bm
+    """The results of the report's reliability and validity sections as text (with
+    ``bayes``, the true-score posteriors beside the classical estimates)."""
+    from bayesmeta._version import __version__
+    from bayesmeta.report import report
 
-    out = [f"bayesmeta {bm.__version__}: classical reliability and validity", f"data: {source}",
+    mode = ("fast" if fast else "full") if bayes else "off"
+    rep = report(ds, sections=list(TEXT_SECTIONS), coefficient=method, bayes=mode,
+                 random_seed=seed, progress=False)
+    out = [f"bayesmeta {__version__}: classical reliability and validity", f"data: {source}",
            ""]
-    if bayes and "score" in ds:
-        out += [str(bm.reliability(ds, sampling="fast" if fast else None,
-                                   random_seed=seed)), ""]
-    if "score" in ds and ds.sizes["run"] >= 2:
-        out += [str(bm.stability(ds)), ""]
-    out += [str(bm.consistency(ds)), ""]
-    if "rating" in ds:
-        if ds.sizes["rater"] >= 2:
-            out += [str(bm.agreement(ds)), ""]
-        out += [str(bm.mtmm(ds, coefficient=method)), ""]
-        if "score" in ds:
-            traits = [str(t) for t in ds["trait"].values]
-            cv = bm.concurrent_validity(ds, traits, coefficient=method)
-            tab = cv.summary()
-            wide = tab["classical"].droplevel("estimand").unstack("trait")
-            wide = wide.reindex(index=tab.index.get_level_values("metric").unique(),
-                                columns=tab.index.get_level_values("trait").unique())
-            out += [f"Concurrent validity (system level, {method}; criterion = mean of raters)",
-                    "", wide.to_string(float_format=lambda v: f"{v:.3f}"), ""]
+    for run in rep.runs:
+        if run.status == "failed":
+            raise ValueError(f"{run.title}: {run.error}")
+        if run.status == "skipped":
+            out += [f"{run.title}: skipped ({run.reason})", ""]
+            continue
+        for res in run.output.results:
+            out += [str(res), ""]
     return "\n".join(out)
 
 
