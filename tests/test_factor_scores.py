@@ -362,7 +362,7 @@ def test_factor_validity_output_level_groupings(simulated, sim_fit):
 
 
 def test_factor_validity_bad_arguments(simulated, sim_fit):
-    with pytest.raises(ValueError, match="method must be"):
+    with pytest.raises(ValueError, match="coefficient must be"):
         bm.factor_validity(simulated, sim_fit, coefficient="tau")
     with pytest.raises(ValueError, match="not factors"):
         bm.factor_validity(simulated, sim_fit, traits=["COH"])
