@@ -23,8 +23,9 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.correlation.measures import measure_draws
+from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
-from bayesmeta.reference_free.kinds import KIND_LABELS, kind_of, outputs
+from bayesmeta.reference_free.kinds import KIND_LABELS, kind_of
 from bayesmeta.reference_free.meta_correlation import weighted_corr
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, summarize, summary_rows
@@ -130,8 +131,8 @@ def kind_comparison(
     opts = ResamplingOptions.coerce(resampling)
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
-    x, h, labels, hlabel = outputs(data, trait, metrics=metrics, run=run, reference=reference,
-                                   human=human)
+    x, h, labels, hlabel = select.output_scores(data, trait, metrics=metrics, run=run,
+                                                reference=reference, human=human)
     kinds = kind_of(data, labels)
     if kinds is None:
         raise ValueError("data has no metric coordinate 'reference_based': read the data "

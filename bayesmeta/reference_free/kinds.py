@@ -224,28 +224,6 @@ def kind_contrast(
     return rows
 
 
-# ----------------------------------------------------------------------------- selection
-def outputs(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None, run: Any,
-            reference: Any, human: xr.DataArray | None
-            ) -> tuple[np.ndarray, np.ndarray, list[str], str]:
-    """Scores ``(metric, output)`` and the human score ``(output,)`` over every
-    (system, item) cell with a human score; metric labels; the human score's label."""
-    if not isinstance(data, xr.Dataset):
-        raise TypeError(f"data must be an xarray.Dataset, got {type(data).__name__}.")
-    labels = select.check_metrics(data, metrics)
-    if "run" not in data["score"].dims:  # data built by hand: one run
-        data = data.assign(score=data["score"].expand_dims(run=["1"], axis=-1))
-    hs = select.human_score(data, trait, human=human)
-    sc = select.metric_scores(data, labels, run=run, reference=reference)
-    h = np.asarray(hs.values.transpose("system", "item").values, float).ravel()
-    x = np.asarray(sc.values, float).reshape(len(labels), -1)
-    keep = np.isfinite(h)
-    if keep.sum() < 4:
-        raise ValueError(f"human score {hs.label!r} has {int(keep.sum())} outputs with a "
-                         "value; at least 4 are needed.")
-    return x[:, keep], h[keep], labels, hs.label
-
-
 # ----------------------------------------------------------------------------- KS kernel
 def ks_statistic(values: np.ndarray, in_a: np.ndarray, weights: np.ndarray | None = None
                  ) -> np.ndarray:
@@ -404,8 +382,8 @@ def ks_score(
     opts = ResamplingOptions.coerce(resampling)
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
-    x, h, labels, hlabel = outputs(data, trait, metrics=metrics, run=run, reference=reference,
-                                   human=human)
+    x, h, labels, hlabel = select.output_scores(data, trait, metrics=metrics, run=run,
+                                                reference=reference, human=human)
     cut, cut_source = _resolve_cuts(cuts, quantiles, h)
     grp, pairs = _groups(h, cut)
     R, P = opts.n_resamples, opts.n_permutations

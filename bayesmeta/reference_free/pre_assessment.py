@@ -26,9 +26,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.reference_free.kind_comparison import sample_corr
-from bayesmeta.reference_free.kinds import kind_contrast, kind_note, kind_of, outputs
+from bayesmeta.reference_free.kinds import kind_contrast, kind_note, kind_of
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize, summary_rows
 
@@ -197,8 +198,8 @@ def pre_assessment(
     R = ResamplingOptions.coerce(resampling).n_resamples
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
-    x, h, labels, hlabel = outputs(data, trait, metrics=metrics, run=run, reference=reference,
-                                   human=human)
+    x, h, labels, hlabel = select.output_scores(data, trait, metrics=metrics, run=run,
+                                                reference=reference, human=human)
     keep = np.isfinite(x).all(0)
     x, h = x[:, keep], h[keep]
     dhash = data_hash(np.c_[x.T, h])
