@@ -37,7 +37,7 @@ TOPICS = ["reliability", "agreement", "raters", "validity", "correlation", "refe
 #: Modules that build or read a PyMC model (PyMC imported inside their functions).
 BAYESIAN = {
     "bayesmeta.reliability.true_score", "bayesmeta.reliability._true_score_build",
-    "bayesmeta.reliability._true_score_derived", "bayesmeta.reliability.decision_study",
+    "bayesmeta.reliability._true_score_derived", "bayesmeta.reliability.d_study",
     "bayesmeta.raters.model", "bayesmeta.raters._model_build",
     "bayesmeta.raters._model_derived", "bayesmeta.validity.ordinal_cfa",
     "bayesmeta.validity._cfa_build", "bayesmeta.validity._cfa_derived",
@@ -46,7 +46,7 @@ BAYESIAN = {
     "bayesmeta.correlation._model_result",
 }
 #: Entry points that dispatch to a classical estimator or a Bayesian model by an option.
-DISPATCHERS = {"bayesmeta.validity.cfa"}
+DISPATCHERS = {"bayesmeta.validity.factor_analysis"}
 HEAVY = ("pymc", "pytensor", "arviz", "nutpie", "jax", "numpyro")
 
 

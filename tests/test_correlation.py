@@ -175,18 +175,12 @@ def test_parse_measures_and_errors():
         correlation_measures(np.zeros((1, 3, 3)), np.zeros((3, 4)))
 
 
-def test_old_measure_names_warn_and_translate():
-    """The names of the previous release (paper 001's "input" and "item" levels) still
-    work, with a FutureWarning giving the new name."""
-    with pytest.warns(FutureWarning, match="'within_item_kendall'"):
-        assert parse_measures("input_kendall") == ["within_item_kendall"]
-    with pytest.warns(FutureWarning, match="'within_system_acc_eq'"):
-        assert parse_measures(["item_acc_eq"]) == ["within_system_acc_eq"]
-    with pytest.warns(FutureWarning, match="'within_system'"):
-        assert parse_measures("item") == [f"within_system_{c}" for c in
-                                          ("pearson", "spearman", "kendall")]
-    with pytest.warns(FutureWarning, match="'within_item'"):
-        assert parse_measures("input")[0] == "within_item_pearson"
+def test_old_measure_names_are_refused():
+    """The names of the previous release (paper 001's "input" and "item" levels) are errors
+    naming the groupings (no shim)."""
+    for old in ("input_kendall", ["item_acc_eq"], "item", "input"):
+        with pytest.raises(ValueError, match="unknown measure"):
+            parse_measures(old)
 
 
 def test_correlations_table_and_save(tmp_path, simulated):

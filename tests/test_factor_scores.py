@@ -39,7 +39,7 @@ from scipy import stats
 
 import bayesmeta as bm
 from bayesmeta.validity import factor_scores as fsc
-from bayesmeta.validity.cfa import _codes_and_thresholds, _matrices
+from bayesmeta.validity.factor_analysis import _codes_and_thresholds, _matrices
 
 RESULTS = Path(__file__).parent / "results"
 FACTORS = ["coh", "con", "flu", "rel"]
@@ -568,7 +568,7 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
     factor correlations in every draw: the posterior is the Bayesian bootstrap over items,
     centred near the classical regression-calibration estimate."""
     from bayesmeta.summaries import check_table
-    from bayesmeta.validity.cfa import _matrices
+    from bayesmeta.validity.factor_analysis import _matrices
 
     r = sim_fit.extra["ratings"]
     _, psi, _ = _matrices(sim_fit.details(), list(r["indicator"].values), FACTORS)

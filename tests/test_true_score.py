@@ -22,7 +22,7 @@ from scipy import stats
 
 import bayesmeta as bm
 from bayesmeta.reliability import _true_score_build as tb
-from bayesmeta.reliability import decision_study as dsm
+from bayesmeta.reliability import d_study as dsm
 from bayesmeta.reliability import generalizability as gt
 from bayesmeta.reliability import true_score as ts
 from bayesmeta.reliability.classical import cronbach_alpha, items_needed, spearman_brown
@@ -247,7 +247,7 @@ def test_selection_of_metrics_and_raters(simulated):
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"target": 1.0}, "target must be in"),
-    ({"method": "exact"}, "method must be one of"),
+    ({"estimator": "exact"}, "estimator must be one of"),
     ({"ci_prob": 0}, "ci_prob must lie strictly between 0 and 1"),
 ])
 def test_reliability_validates_arguments(simulated, kwargs, match):
@@ -621,7 +621,7 @@ def test_decision_study_classical_curve_matches_closed_form():
     s2_si = (ms[2] - s2_e) / R
     s2_s = (ms[0] - ms[2]) / (I * R)
     fit = bm.reliability(ds, sampling="fast", random_seed=27)
-    tab = fit.decision_study(n_items=[7, 40], n_runs=[1, 3]).summary()
+    tab = bm.decision_study(fit, n_items=[7, 40], n_runs=[1, 3]).summary()
     for j in (7, 40):
         for r in (1, 3):
             ref = s2_s / (s2_s + s2_si / j + s2_e / (j * r))

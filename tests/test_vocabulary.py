@@ -14,10 +14,10 @@ from bayesmeta.vocabulary import KEYWORDS
 
 PUBLIC = {name: getattr(bm, name) for name in bm.__all__
           if inspect.isfunction(getattr(bm, name))}
-#: (function, keyword) left for the branch that owns ``bayesmeta/validity/cfa.py`` (the CFA
-#: estimators are being reworked there; renaming here would collide in the merge):
-#: ``cfa(method=)`` becomes ``estimator=`` and its ``**kwargs`` (options of the Bayesian
-#: CFA) an explicit keyword. Nothing else may be added here.
+#: (function, keyword) left for the branch that owns the CFA entry point
+#: (``bayesmeta/validity/factor_analysis.py``; the CFA estimators are being reworked there; renaming
+#: here would collide in the merge): ``cfa(method=)`` becomes ``estimator=`` and its ``**kwargs``
+#: (options of the Bayesian CFA) an explicit keyword. Nothing else may be added here.
 PENDING = {("cfa", "method"), ("cfa", "kwargs")}
 
 

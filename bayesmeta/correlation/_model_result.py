@@ -3,7 +3,6 @@ posterior predictive simulator."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -20,9 +19,6 @@ ESTIMANDS = ("within_system_pearson", "system_pearson", "within_system_sd")
 #: The posterior variable behind each estimand.
 VARIABLE_OF = {"within_system_pearson": "r_mean", "system_pearson": "rho",
                "within_system_sd": "r_sigma"}
-#: Estimand names of the previous release.
-RENAMED = {"item_level": "within_system_pearson", "system_level": "system_pearson",
-           "item_level_sd": "within_system_sd"}
 
 
 def label_trait(table: pd.DataFrame, trait: str) -> pd.DataFrame:
@@ -78,10 +74,6 @@ class CorrelationResult(Result):
              estimand: str = "within_system_pearson") -> Any:
         """Forest plot of one estimand over the metrics: posterior mean with its HDI and
         the classical estimate (cross). Returns the Figure."""
-        if estimand in RENAMED:
-            warnings.warn(f"estimand {estimand!r} is now called {RENAMED[estimand]!r}; the "
-                          f"old name goes in the next release.", FutureWarning, stacklevel=2)
-            estimand = RENAMED[estimand]
         return self.plot_estimand(estimand, ax=ax, column=column)
 
     def by_measure(self) -> pd.DataFrame:
@@ -205,4 +197,4 @@ class CorrelationResult(Result):
             r=draws["r"].transpose("sample", "metric", "system") if same_systems else None)
 
 
-__all__ = ["ESTIMANDS", "RENAMED", "VARIABLE_OF", "CorrelationResult", "label_trait"]
+__all__ = ["ESTIMANDS", "VARIABLE_OF", "CorrelationResult", "label_trait"]

@@ -18,8 +18,7 @@ scores :math:`x_{si}` and human scores :math:`z_{si}` for system :math:`s = 1..S
 Measure names are ``<grouping>_<coefficient>``: ``system_pearson``, ``global_kendall``,
 ``within_item_spearman``, ``within_system_acc_eq``, ... Paper 001 calls the within-item
 grouping the *input* level and the within-system grouping the *item* level (WMT22's "item
-grouping"); those names (``input_kendall``, ``item_pearson``) are still accepted by
-:func:`parse_measures`, with a ``FutureWarning`` giving the new name.
+grouping").
 
 Missing values are NaN: a group uses the outputs where both scores are observed, a
 correlation from fewer than ``min_count`` (3) outputs or from a constant vector is NaN and is
@@ -37,7 +36,6 @@ resampling weights (see :mod:`bayesmeta.correlation.resampling`).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -53,61 +51,15 @@ from bayesmeta.correlation._parallel import parallel_map
 
 #: The four groupings of paper 001, in its order (system, input, global, item levels).
 GROUPINGS = ("system", "within_item", "global", "within_system")
-#: Grouping names of the previous release (paper 001's words), accepted with a warning.
-LEGACY_GROUPINGS = {"input": "within_item", "item": "within_system"}
 MEASURES = tuple(f"{g}_{c}" for g in GROUPINGS for c in COEFFICIENTS)
 ACCURACY = tuple(f"{g}_acc_eq" for g in GROUPINGS)
 _MAX_BYTES = 256 * 2**20
-
-
-def canonical_grouping(grouping: str, *, warn: bool = True) -> str:
-    """The grouping's current name: ``"input"`` -> ``"within_item"``, ``"item"`` ->
-    ``"within_system"`` (with a ``FutureWarning`` when ``warn``); others unchanged.
-
-    Examples
-    --------
-    >>> from bayesmeta.correlation.measures import canonical_grouping
-    >>> canonical_grouping("system")
-    'system'
-    """
-    if grouping in LEGACY_GROUPINGS:
-        new = LEGACY_GROUPINGS[grouping]
-        if warn:
-            warnings.warn(f"grouping {grouping!r} is now called {new!r} (paper 001's "
-                          f"{grouping!r} level); the old name goes in the next release.",
-                          FutureWarning, stacklevel=3)
-        return new
-    return grouping
-
-
-def canonical_measure(name: str, *, warn: bool = True) -> str:
-    """The measure's current name: ``"input_kendall"`` -> ``"within_item_kendall"``,
-    ``"item_pearson"`` -> ``"within_system_pearson"`` (with a ``FutureWarning`` when
-    ``warn``); current names unchanged.
-
-    Examples
-    --------
-    >>> from bayesmeta.correlation.measures import canonical_measure
-    >>> canonical_measure("within_item_kendall")
-    'within_item_kendall'
-    """
-    head, _, coef = name.partition("_")
-    if head in LEGACY_GROUPINGS and (coef in COEFFICIENTS or coef == "acc_eq"):
-        new = f"{LEGACY_GROUPINGS[head]}_{coef}"
-        if warn:
-            warnings.warn(f"measure {name!r} is now called {new!r}; the old name goes in "
-                          f"the next release.", FutureWarning, stacklevel=3)
-        return new
-    return name
 
 
 def parse_measures(measures: str | Sequence[str] = "all") -> list[str]:
     """Measure names from ``"all"`` (the 12 of paper 001), a coefficient (``"kendall"``: its
     four groupings), a grouping (``"system"``, ``"within_item"``: its three coefficients), a
     measure name (``"global_pearson"``, ``"within_system_acc_eq"``) or a list of these.
-
-    The names of the previous release (groupings ``"input"`` and ``"item"``, measures
-    ``"input_*"`` and ``"item_*"``) are translated with a ``FutureWarning``.
 
     Examples
     --------
@@ -120,10 +72,6 @@ def parse_measures(measures: str | Sequence[str] = "all") -> list[str]:
     items = [measures] if isinstance(measures, str) else list(measures)
     out: list[str] = []
     for m in items:
-        if m in LEGACY_GROUPINGS:
-            m = canonical_grouping(m)
-        elif isinstance(m, str):
-            m = canonical_measure(m)
         if m == "all":
             new = list(MEASURES)
         elif m in COEFFICIENTS or m == "acc_eq":
@@ -144,8 +92,7 @@ def parse_measures(measures: str | Sequence[str] = "all") -> list[str]:
 
 def split_measure(name: str) -> tuple[str, str]:
     """``"global_pearson"`` -> ``("global", "pearson")``; ``"within_item_kendall"`` ->
-    ``("within_item", "kendall")``. Old names are translated silently."""
-    name = canonical_measure(name, warn=False)
+    ``("within_item", "kendall")``."""
     for g in sorted(GROUPINGS, key=len, reverse=True):
         if name.startswith(g + "_"):
             return g, name[len(g) + 1:]

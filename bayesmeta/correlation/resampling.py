@@ -36,8 +36,7 @@ covers the truth at the nominal rate; with 16 the system level still does (0.93)
 pooled global and within-item levels under-cover (0.89, 0.87) and the within-system level
 over-covers (0.98), see :data:`FEW_SYSTEMS`.
 
-Unit and scheme names follow :class:`bayesmeta.options.ResamplingOptions`: ``"items"``;
-the previous ``"inputs"`` is accepted with a ``FutureWarning``.
+Unit and scheme names follow :class:`bayesmeta.options.ResamplingOptions` (``"items"``).
 
 Inputs may be dask-backed: metric scores are read block by block (``metrics_per_block``), so
 the whole score array never has to be in memory at once.
@@ -66,7 +65,6 @@ from bayesmeta.summaries import CI_PROB
 SCHEMES = ("systems", "items", "both", "both-rowcol")
 UNITS = ("systems", "items", "both")
 #: Names of the previous release (Deutsch et al. say "inputs" for items).
-_RENAMED = {"inputs": "items"}
 PVALUES = ("plus-one", "raw")
 ALTERNATIVES = ("two-sided", "greater", "less")
 _BUDGET = 384 * 2**20
@@ -75,16 +73,6 @@ _BUDGET = 384 * 2**20
 #: at 64 (``benchmarks/bayesian_bootstrap_coverage.py``).
 FEW_SYSTEMS = 64
 _POOLED = ("global", "within_item")
-
-
-def _renamed(name: str, value: str) -> str:
-    """``"inputs"`` -> ``"items"`` with a ``FutureWarning`` naming the argument."""
-    if value in _RENAMED:
-        warnings.warn(f"{name}={value!r} is now spelled {name}={_RENAMED[value]!r} (the data "
-                      f"dim is 'item'); the old name goes in the next release.",
-                      FutureWarning, stacklevel=4)
-        return _RENAMED[value]
-    return value
 
 
 def calibration_note(n_systems: int, measures: Sequence[str]) -> str | None:
@@ -315,7 +303,6 @@ def permutation_test(
     if any(split_measure(n)[1] == "acc_eq" for n in names):
         raise ValueError("measures: acc_eq has no permutation test here; use the bootstrap.")
     _check_variant(kendall_variant)
-    scheme = _renamed("scheme", scheme)
     for arg, val, allowed in (("scheme", scheme, SCHEMES), ("pvalue", pvalue, PVALUES),
                               ("alternative", alternative, ALTERNATIVES)):
         if val not in allowed:
@@ -410,7 +397,6 @@ def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple
     of the resampled ``unit``) or ``"bayesian"`` (size times a flat Dirichlet, always
     systems and items jointly). ``None`` means all ones."""
     S, I = shape
-    unit = _renamed("unit", unit)
     if kind == "bayesian":
         return S * rng.dirichlet(np.ones(S), size=n), I * rng.dirichlet(np.ones(I), size=n)
     if unit not in UNITS:
@@ -426,7 +412,6 @@ def _weighted_draws(scores, human, kind, *, measures, unit, n_resamples, kendall
                     random_seed, min_count, progress, metrics_per_block):
     names = parse_measures(measures)
     _check_variant(kendall_variant)
-    unit = _renamed("unit", unit)
     source, labels, (S, I) = _metric_source(scores)
     z = _as_human_array(human, (S, I))
     rng = np.random.default_rng(random_seed)

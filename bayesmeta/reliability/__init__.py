@@ -12,7 +12,7 @@ from bayesmeta.reliability.classical import (
     spearman_brown,
     stability,
 )
-from bayesmeta.reliability.decision_study import decision_study
+from bayesmeta.reliability.d_study import decision_study
 from bayesmeta.reliability.true_score import reliability
 
 __all__ = ["consistency", "decision_study", "items_needed", "rank_normalize", "reliability",

@@ -14,7 +14,7 @@ def plot_decision_curve(table: Any, ax: Any = None, *, variables: Any = None,
                         n_runs: Any = None, target: float | None = None,
                         title: str | None = None) -> Any:
     """Decision-study curves from the summary of a
-    :class:`~bayesmeta.reliability.decision_study.DecisionStudyResult` (index ``(estimand,
+    :class:`~bayesmeta.reliability.d_study.DecisionStudyResult` (index ``(estimand,
     variable, n_items, n_runs)``; a result is accepted too): posterior mean reliability
     against the number of items (line), its HDI (band), the classical plug-in (dashed) and
     the ``target`` (dotted). Returns the Axes."""

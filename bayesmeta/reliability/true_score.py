@@ -20,7 +20,7 @@ The module is split along its seams: the design, ANOVA table and PyMC model in
 :mod:`bayesmeta.reliability._true_score_build`, the derived quantities and the table in
 :mod:`bayesmeta.reliability._true_score_derived`, the classical (NumPy) G-study in
 :mod:`bayesmeta.reliability.generalizability`, the decision study in
-:mod:`bayesmeta.reliability.decision_study`. See the model card ``models/true_score.md``.
+:mod:`bayesmeta.reliability.d_study`. See the model card ``models/true_score.md``.
 
 PyMC is imported only inside the functions that build and sample the model.
 """

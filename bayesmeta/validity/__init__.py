@@ -6,11 +6,11 @@ ordinal CFA of the experts' ratings (MetricEval, Xiao et al. 2023, Sec. 3.2, 4.2
 :func:`factor_validity`: correlation between each metric's system means and each factor's
 factor-score system means, with its uncertainty.
 
-* **Classical** (a :class:`bayesmeta.validity.cfa.CFAResult`, WLSMV): the correlation of the system
-  means of the metric and of lavaan's EBM factor scores; the interval is a percentile
-  bootstrap over systems and items (``resampling.unit``, default ``"both"``: Deutsch et
-  al. 2021's Boot-Both; ``"items"``: Boot-Inputs, every system keeping its outputs on the
-  resampled items), the factor scores held at their point values.
+* **Classical** (a :class:`bayesmeta.validity.factor_analysis.CFAResult`, WLSMV): the
+  correlation of the system means of the metric and of lavaan's EBM factor scores; the interval is a
+  percentile bootstrap over systems and items (``resampling.unit``, default ``"both"``: Deutsch et
+  al. 2021's Boot-Both; ``"items"``: Boot-Inputs, every system keeping its outputs on the resampled
+  items), the factor scores held at their point values.
 * **Bayesian** (a :class:`bayesmeta.validity.ordinal_cfa.OrdinalCFAResult`): the same
   statistic in every posterior draw of the factor scores, each draw paired with its own
   Bayesian-bootstrap draw of item weights :math:`b \sim I\,\mathrm{Dir}(1_I)` (Rubin 1981):
@@ -36,11 +36,11 @@ Pratt, J. W. (1987). Dividing the indivisible: using simple symmetry to partitio
 explained. In *Proc. 2nd International Tampere Conference in Statistics*, 245-260.
 """
 
-from bayesmeta.validity.cfa import cfa
+from bayesmeta.validity.classical import mtmm
 from bayesmeta.validity.concurrent import concurrent_validity
-from bayesmeta.validity.factor_mtmm import factor_mtmm
-from bayesmeta.validity.factor_validity import factor_validity
-from bayesmeta.validity.mtmm import mtmm
+from bayesmeta.validity.factor_analysis import cfa
+from bayesmeta.validity.metric_validity import factor_validity
+from bayesmeta.validity.mtmm_factors import factor_mtmm
 from bayesmeta.validity.residuals import metric_residuals
 from bayesmeta.validity.variance import metric_variance
 

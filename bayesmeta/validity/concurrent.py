@@ -20,7 +20,7 @@ from bayesmeta.data import select
 from bayesmeta.data.schema import validate
 from bayesmeta.results import Result
 from bayesmeta.summaries import CI_PROB, check_ci_prob
-from bayesmeta.validity.mtmm import _check_level, _check_method, fisher_interval
+from bayesmeta.validity.classical import _check_level, _check_method, fisher_interval
 
 
 class ConcurrentValidityResult(Result):

@@ -1,10 +1,10 @@
 r"""Factor scores of an ordinal CFA: lavaan's ``lavPredict()`` for ordered indicators, and
 the posterior draws of the Bayesian CFA, per output and aggregated to system means.
 
-Classical (:meth:`bayesmeta.validity.cfa.CFAResult.factor_scores`). For output :math:`n` with
-ratings :math:`y_{nj}` (category :math:`k_{nj}` of indicator :math:`j`; missing ratings left
-out) the **empirical Bayes modal** (EBM) score is the mode of the posterior of the factors
-given the ratings, the WLSMV estimates plugged in (delta parameterization):
+Classical (:meth:`bayesmeta.validity.factor_analysis.CFAResult.factor_scores`). For output
+:math:`n` with ratings :math:`y_{nj}` (category :math:`k_{nj}` of indicator :math:`j`; missing
+ratings left out) the **empirical Bayes modal** (EBM) score is the mode of the posterior of the
+factors given the ratings, the WLSMV estimates plugged in (delta parameterization):
 
 .. math::
     \hat\eta_n = \arg\min_\eta \; \tfrac12 \eta^\top \Psi^{-1} \eta

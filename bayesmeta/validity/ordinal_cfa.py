@@ -260,7 +260,8 @@ class OrdinalCFAResult(Result):
         from its conditional normal given the draw's latent responses and parameters
         (:func:`bayesmeta.validity._cfa_derived.draw_factor_scores`), so the draws carry the
         uncertainty of the scores and of the loadings, thresholds and correlations. The
-        classical twin is :meth:`bayesmeta.validity.cfa.CFAResult.factor_scores` (lavaan's EBM, the
+        classical twin is
+        :meth:`bayesmeta.validity.factor_analysis.CFAResult.factor_scores` (lavaan's EBM, the
         mode of the same conditional posterior at the WLSMV estimates).
 
         Examples

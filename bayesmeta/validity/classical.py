@@ -22,7 +22,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from bayesmeta.correlation.measures import GROUPINGS, canonical_grouping, measure_draws
+from bayesmeta.correlation.measures import GROUPINGS, measure_draws
 from bayesmeta.data import select
 from bayesmeta.data.schema import owned_traits, validate
 from bayesmeta.reliability.classical import cronbach_alpha
@@ -65,7 +65,7 @@ def fisher_interval(r: np.ndarray, n: np.ndarray, ci_prob: float = CI_PROB
 
     Examples
     --------
-    >>> from bayesmeta.validity.mtmm import fisher_interval
+    >>> from bayesmeta.validity.classical import fisher_interval
     >>> lo, hi = fisher_interval(0.5, 28, 0.95)
     >>> round(float(lo), 4), round(float(hi), 4)
     (0.156, 0.7358)
@@ -87,8 +87,7 @@ def _check_method(method: str) -> None:
 
 
 def _check_level(level: str) -> str:
-    """The grouping's current name (old ``"item"``/``"input"`` warn), or a ValueError."""
-    level = canonical_grouping(level)
+    """The grouping, or a ValueError naming the groupings."""
     if level not in GROUPINGS:
         raise ValueError(f"level must be one of {', '.join(map(repr, GROUPINGS))}, got "
                          f"{level!r}.")

@@ -68,7 +68,7 @@ def factor_validity(
         items, averaged) correlate metric scores with output factor scores, classical fits
         only; estimand ``"<level>_<coefficient>"``.
     score_method : {"EBM", "regression"}
-        Classical scores (:meth:`bayesmeta.validity.cfa.CFAResult.factor_scores`).
+        Classical scores (:meth:`bayesmeta.validity.factor_analysis.CFAResult.factor_scores`).
     run, reference :
         Which metric run and reference (:func:`bayesmeta.data.select.metric_scores`).
     ci_prob : float

@@ -24,7 +24,7 @@ from bayesmeta.validity._factor_common import (
     _slices,
     _weighted_means,
 )
-from bayesmeta.validity.mtmm import CELLS
+from bayesmeta.validity.classical import CELLS
 
 
 def _method_groups(metrics: list[str], factors: list[str]) -> dict[str, dict[str, str]]:
