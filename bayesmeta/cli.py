@@ -1,7 +1,7 @@
 """The ``bayesmeta`` command.
 
     bayesmeta read FILE [reading options]
-    bayesmeta reliability [PATH ...] [reading options] [--method kendall]
+    bayesmeta reliability [PATH ...] [reading options] [--coefficient kendall]
                           [--bayes [--fast] [--seed N]]
     bayesmeta report DATA [--design design.toml] [reading options] [--trait T]
                      [--bayes off|fast|full] [--seed N] [--resamples N] --out report.html
@@ -33,7 +33,7 @@ traceback is on the page, and the exit status is 1.
 ``report --design design.toml`` reads the reading and report options from a TOML file
 (keys as the long flags with ``_`` for ``-``: ``format``, ``system``, ``item``, ``metrics``,
 ``ratings``, ``human``, ``scale``, ..., ``trait_column``, and ``data``, ``traits``,
-``bayes``, ``seed``, ``resamples``, ``method``, ``out``; top level or in ``[read]`` and
+``bayes``, ``seed``, ``resamples``, ``coefficient``, ``out``; top level or in ``[read]`` and
 ``[report]`` tables). A flag given on the command line overrides the file; an unknown key
 is an error naming it. See :func:`load_design`.
 
@@ -240,7 +240,7 @@ def describe_read(ds: xr.Dataset, source: str) -> str:
 TEXT_SECTIONS = ("reliability", "agreement", "mtmm", "concurrent_validity")
 
 
-def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
+def _tables(ds: xr.Dataset, source: str, coefficient: str, bayes: bool = False,
             fast: bool = False, seed: int | None = None) -> str:
     """The results of the report's reliability and validity sections as text (with
     ``bayes``, the true-score posteriors beside the classical estimates)."""
@@ -248,7 +248,7 @@ def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
     from bayesmeta.report import report
 
     mode = ("fast" if fast else "full") if bayes else "off"
-    rep = report(ds, sections=list(TEXT_SECTIONS), coefficient=method, bayes=mode,
+    rep = report(ds, sections=list(TEXT_SECTIONS), coefficient=coefficient, bayes=mode,
                  random_seed=seed, progress=False)
     out = [f"bayesmeta {__version__}: classical reliability and validity", f"data: {source}",
            ""]
@@ -279,8 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_vignette_parser(sub)
     for p in (rel,):
-        p.add_argument("--method", default="kendall",
-                       choices=["kendall", "spearman", "pearson"])
+        p.add_argument("--coefficient", default="kendall",
+                       choices=["kendall", "spearman", "pearson"],
+                       help="correlation coefficient of MTMM, concurrent validity and the "
+                            "measures shown (default kendall)")
         p.add_argument("--bayes", action="store_true",
                        help="add the Bayesian true-score posteriors (bm.reliability) beside "
                             "the classical estimates")
@@ -331,8 +333,10 @@ def add_report_parsers(sub: Any) -> None:
         p.add_argument("--resamples", type=int, default=resamples,
                        help=f"resamples and permutations of the resampling analyses "
                             f"(default {resamples})")
-        p.add_argument("--method", default="kendall",
-                       choices=["kendall", "spearman", "pearson"])
+        p.add_argument("--coefficient", default="kendall",
+                       choices=["kendall", "spearman", "pearson"],
+                       help="correlation coefficient of MTMM, concurrent validity and the "
+                            "measures shown (default kendall)")
 
 
 # ----------------------------------------------------------------------------- design file
@@ -346,9 +350,9 @@ DESIGN_READ_KEYS = {
     "trait_column": "trait", "metric": "metric", "reference": "reference"}
 DESIGN_REPORT_KEYS = {
     "data": "paths", "traits": "traits", "bayes": "bayes", "seed": "seed",
-    "resamples": "resamples", "method": "method", "out": "out"}
+    "resamples": "resamples", "coefficient": "coefficient", "out": "out"}
 _CHOICES = {"format": ("wide", "long", "metriceval"), "bayes": ("off", "fast", "full"),
-            "method": ("kendall", "spearman", "pearson")}
+            "coefficient": ("kendall", "spearman", "pearson")}
 _LISTS = ("metrics", "human", "exclude", "traits")  # repeatable flags
 
 
@@ -522,7 +526,7 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
         source = ", ".join(args.paths)
         traits = _columns(args.traits, "--trait")
     rep = bm.report(ds, traits=traits, bayes=bayes, random_seed=args.seed,
-                    resampling={"n_resamples": args.resamples}, coefficient=args.method,
+                    resampling={"n_resamples": args.resamples}, coefficient=args.coefficient,
                     source=source, progress=True)
     path = rep.save(args.out)
     for w in caught or []:
@@ -561,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ds, source = datasets.simulated(), "built-in simulated SummEval-shaped data"
                 else:
                     ds, source = _load(args)
-                text = _tables(ds, source, args.method, bayes=args.bayes not in (False, "off"),
+                text = _tables(ds, source, args.coefficient, bayes=args.bayes not in (False, "off"),
                                fast=args.fast or args.bayes == "fast",
                                seed=args.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
