@@ -62,7 +62,6 @@ from bayesmeta.unit_tests import human_inconsistency, metric_unit_tests
 from bayesmeta.validity import (
     cfa,
     concurrent_validity,
-    factor_mtmm,
     factor_validity,
     metric_residuals,
     metric_variance,
@@ -88,7 +87,6 @@ __all__ = [
     "datasets",
     "decision_study",
     "discriminative_power",
-    "factor_mtmm",
     "factor_validity",
     "fit_correlation_model",
     "from_long",

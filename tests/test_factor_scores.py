@@ -654,7 +654,7 @@ def test_factor_mtmm_cells_kinds_and_campbell_fiske(simulated, sim_fit):
     heterotrait cells (recomputed from extra['draws'])."""
     from bayesmeta.summaries import check_table
 
-    res = bm.factor_mtmm(simulated, sim_fit, methods=MTMM_METHODS,
+    res = bm.mtmm(simulated, fit=sim_fit, methods=MTMM_METHODS,
                          resampling={"n_resamples": 200}, random_seed=5)
     tab = res.summary()
     check_table(tab)
@@ -700,18 +700,18 @@ def test_factor_mtmm_bayesian_and_default_methods(simulated, sim_fit, summeval,
                                                   lavaan_fits):
     from bayesmeta.summaries import check_table
 
-    res = bm.factor_mtmm(simulated, _FakeBayesFit(sim_fit.factor_scores(), 0.3),
+    res = bm.mtmm(simulated, fit=_FakeBayesFit(sim_fit.factor_scores(), 0.3),
                          methods=MTMM_METHODS, random_seed=1)
     check_table(res.summary())
     assert "r_hat" in res.summary().columns
     assert res.details()["p_gt_heteromethod"].notna().sum() == 6
     # SummEval: the G-Eval families are found by name (4 + 4 + 4 variables)
-    se = bm.factor_mtmm(summeval, lavaan_fits["four"], resampling={"n_resamples": 0})
+    se = bm.mtmm(summeval, fit=lavaan_fits["four"], resampling={"n_resamples": 0})
     methods = set(se.summary().index.get_level_values("method"))
     assert methods == {"Expert", "G.EVAL.3.5", "G.EVAL.4"}
     assert len(se.summary()) == 12 * 11 // 2
     with pytest.raises(ValueError, match="not a factor"):
-        bm.factor_mtmm(simulated, sim_fit, methods={"A": {"COH": "metric01.COH"}})
+        bm.mtmm(simulated, fit=sim_fit, methods={"A": {"COH": "metric01.COH"}})
 
 
 def test_plots_return_axes(simulated, sim_fit, tmp_path):
@@ -728,7 +728,7 @@ def test_plots_return_axes(simulated, sim_fit, tmp_path):
                               random_seed=0)
     ax = plots.plot_residual_pcs(res)
     assert len(ax.texts) == 12
-    mt = bm.factor_mtmm(simulated, sim_fit, methods=MTMM_METHODS,
+    mt = bm.mtmm(simulated, fit=sim_fit, methods=MTMM_METHODS,
                         resampling={"n_resamples": 20}, random_seed=0)
     ax = plots.plot_mtmm_cells(mt)
     assert len(ax.texts) == 28

@@ -59,7 +59,7 @@ SIM_CALLS = {
                                                         random_seed=0),
     "sim/metric_residuals": lambda d: bm.metric_residuals(d["sim"], d["fit"], resampling=R,
                                                           random_seed=0),
-    "sim/factor_mtmm": lambda d: bm.factor_mtmm(d["sim"], d["fit"], methods=MTMM_METHODS,
+    "sim/factor_mtmm": lambda d: bm.mtmm(d["sim"], fit=d["fit"], methods=MTMM_METHODS,
                                                 resampling=R, random_seed=0),
 }
 SUMMEVAL_CALLS = {

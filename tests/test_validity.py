@@ -269,3 +269,16 @@ def test_factor_validity_on_cfa_factor_scores(simulated):
     ref = kendalltau(x.sel(system=eta["system"].values).values, eta.values).statistic
     assert tab.loc[("system_kendall", "flu", "metric03.FLU"), "classical"] == pytest.approx(
         ref, abs=1e-12)
+
+
+def test_one_mtmm_refuses_options_of_the_other_table(simulated):
+    """bm.mtmm is the one MTMM: with fit= it tabulates factor scores (the options of the
+    table of ratings are refused, naming them), without fit= the factor-score options are
+    refused (never silently dropped)."""
+    model = "coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH"
+    fit = bm.cfa(model, simulated)
+    with pytest.raises(ValueError, match="raters, normalize apply to the table of ratings"):
+        bm.mtmm(simulated, fit=fit, raters=["Rater.1"], normalize=True)
+    with pytest.raises(ValueError, match="resampling, random_seed apply to mtmm"):
+        bm.mtmm(simulated, resampling={"n_resamples": 10}, random_seed=1)
+    assert not hasattr(bm, "factor_mtmm")

@@ -40,9 +40,8 @@ from bayesmeta.validity.classical import mtmm
 from bayesmeta.validity.concurrent import concurrent_validity
 from bayesmeta.validity.factor_analysis import cfa
 from bayesmeta.validity.metric_validity import factor_validity
-from bayesmeta.validity.mtmm_factors import factor_mtmm
 from bayesmeta.validity.residuals import metric_residuals
 from bayesmeta.validity.variance import metric_variance
 
-__all__ = ["cfa", "concurrent_validity", "factor_mtmm", "factor_validity", "metric_residuals",
+__all__ = ["cfa", "concurrent_validity", "factor_validity", "metric_residuals",
            "metric_variance", "mtmm"]

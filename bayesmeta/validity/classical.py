@@ -25,19 +25,15 @@ from scipy import stats
 from bayesmeta.correlation.measures import GROUPINGS, measure_draws
 from bayesmeta.data import select
 from bayesmeta.data.schema import owned_traits, validate
+from bayesmeta.options import ResamplingOptions
 from bayesmeta.reliability.classical import cronbach_alpha
 from bayesmeta.results import Result
 from bayesmeta.summaries import CI_PROB, check_ci_prob
+from bayesmeta.validity._cells import CELLS
+from bayesmeta.validity.mtmm_factors import factor_mtmm
 
 METHODS = ("pearson", "spearman", "kendall")
 
-#: Campbell & Fiske's (1959) names of the MTMM blocks, keyed by MetricEval's names.
-CELLS = {
-    "reliability": "reliability diagonal",
-    "convergent": "validity diagonal",
-    "divergent": "heterotrait-monomethod",
-    "heterotrait-heteromethod": "heterotrait-heteromethod",
-}
 
 
 def correlation(x: np.ndarray, y: np.ndarray, method: str = "kendall") -> float:
@@ -222,7 +218,13 @@ def mtmm(
     level: str = "system",
     ci_prob: float = CI_PROB,
     design: Mapping[str, tuple[str, str]] | pd.DataFrame | None = None,
-) -> MTMMResult:
+    fit: Any = None,
+    methods: Mapping[str, Mapping[str, str]] | None = None,
+    expert: str = "Expert",
+    score_method: str = "EBM",
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
+    random_seed: int | None = None,
+) -> MTMMResult | Result:
     r"""Multitrait-multimethod table of correlations (Campbell & Fiske, 1959).
 
     Each variable (a rater x trait rating, a continuous judgment or a metric) is averaged
@@ -266,6 +268,25 @@ def mtmm(
         with columns ``variable``, ``method``, ``trait``; variables are metric names,
         rating labels ``"<rater>.<trait>"`` or judgment traits. Replaces
         ``metrics``/``raters``/``judgments``.
+    fit : CFA result, optional
+        The MTMM of the experts' *factor scores* (a ``bm.cfa`` fit, WLSMV or Bayesian) and
+        metric families instead of the ratings (MetricEval App. A.5, Table 2), with
+        intervals and Campbell & Fiske's criteria as probabilities
+        (:func:`bayesmeta.validity.mtmm_factors.factor_mtmm` documents it). Takes
+        ``methods``, ``expert``, ``score_method``, ``resampling`` and ``random_seed``; the
+        options of the table of ratings (``metrics``, ``raters``, ``judgments``,
+        ``normalize``, ``level``, ``design``) do not apply.
+    methods : dict, optional
+        With ``fit``: ``{method: {factor: metric}}`` (default: metric families whose names
+        end in a factor, e.g. ``G.EVAL.4.COH``).
+    expert : str
+        With ``fit``: the method label of the factor scores.
+    score_method : {"EBM", "regression"}
+        With ``fit`` (WLSMV): how the factor scores are computed.
+    resampling : ResamplingOptions or dict, optional
+        With ``fit``: the bootstrap (classical fit) or Bayesian bootstrap of items.
+    random_seed : int, optional
+        With ``fit``: the seed (drawn and recorded when None).
 
     Returns
     -------
@@ -301,6 +322,24 @@ def mtmm(
     R equivalent (one cell): ``cor(rowMeans(x), rowMeans(y), method = "kendall")`` for two
     (system x item) score matrices; the diagonal ``psych::alpha(t(x))$total$raw_alpha``.
     """
+    if fit is not None:
+        ratings_only = {"metrics": metrics is not None, "raters": raters is not None,
+                        "judgments": judgments is not True, "normalize": normalize is not False,
+                        "level": level != "system", "design": design is not None}
+        given = [name for name, is_set in ratings_only.items() if is_set]
+        if given:
+            raise ValueError(f"mtmm(fit=...) tabulates factor scores and metric families; "
+                             f"{', '.join(given)} apply to the table of ratings only.")
+        return factor_mtmm(data, fit, methods=methods, coefficient=coefficient, expert=expert,
+                           score_method=score_method, run=run, reference=reference,
+                           ci_prob=ci_prob, resampling=resampling, random_seed=random_seed)
+    fit_only = {"methods": methods is not None, "expert": expert != "Expert",
+                "score_method": score_method != "EBM", "resampling": resampling is not None,
+                "random_seed": random_seed is not None}
+    given = [name for name, is_set in fit_only.items() if is_set]
+    if given:
+        raise ValueError(f"{', '.join(given)} apply to mtmm(fit=...) only (the MTMM of "
+                         f"factor scores); the table of ratings draws nothing.")
     validate(data, warn_missing=False)
     _check_method(coefficient)
     method = coefficient

@@ -13,6 +13,7 @@ from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, summarize
+from bayesmeta.validity._cells import CELLS
 from bayesmeta.validity._factor_common import (
     _CHUNK,
     _UNIT_LABEL,
@@ -24,7 +25,6 @@ from bayesmeta.validity._factor_common import (
     _slices,
     _weighted_means,
 )
-from bayesmeta.validity.classical import CELLS
 
 
 def _method_groups(metrics: list[str], factors: list[str]) -> dict[str, dict[str, str]]:
@@ -114,8 +114,8 @@ def factor_mtmm(
     ...      "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
     >>> meth = {"A": {"coh": "metric01.COH", "con": "metric02.CON"},
     ...         "B": {"coh": "metric05.COH", "con": "metric06.CON"}}
-    >>> res = bm.factor_mtmm(ds, bm.cfa(m, ds), methods=meth,
-    ...                      resampling={"n_resamples": 100}, random_seed=0)
+    >>> res = bm.mtmm(ds, fit=bm.cfa(m, ds), methods=meth,
+    ...               resampling={"n_resamples": 100}, random_seed=0)
     >>> len(res.summary())  # 6 variables: 15 pairs
     15
     """

@@ -78,7 +78,7 @@ def plot_residual_pcs(result: Any, ax: Any = None, components: tuple[str, str] =
 
 
 def plot_mtmm_cells(result: Any, ax: Any = None) -> Any:
-    """The MTMM table of ``bm.factor_mtmm`` as a matrix of variables (method: trait),
+    """The MTMM table of ``bm.mtmm(data, fit=...)`` as a matrix of variables (method: trait),
     each cell coloured by its kind (convergent, divergent = heterotrait-monomethod,
     heterotrait-heteromethod) and annotated with the estimate. Returns the Axes."""
     from matplotlib.colors import ListedColormap
