@@ -12,35 +12,18 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 """
 
 from bayesmeta._version import __version__
-from bayesmeta.cfa import cfa
-from bayesmeta.classical.agreement import agreement
-from bayesmeta.classical.concurrent import concurrent_validity
-from bayesmeta.classical.corroboration import corroboration
-from bayesmeta.classical.human_consistency import human_inconsistency
-from bayesmeta.classical.kind_comparison import kind_comparison
-from bayesmeta.classical.meta_correlation import meta_correlation
-from bayesmeta.classical.metameasures import (
+from bayesmeta.agreement import agreement
+from bayesmeta.compare import compare
+from bayesmeta.correlation import (
+    compare_metrics,
+    correlations,
     discriminative_power,
+    fit_correlation_model,
     granularity,
     granularity_simulation,
     ranking_consistency,
 )
-from bayesmeta.classical.metric_comparison import compare_metrics, correlations
-from bayesmeta.classical.perturbation import perturbation_detection
-from bayesmeta.classical.pre_assessment import pre_assessment
-from bayesmeta.classical.recommend import recommend_metric_set
-from bayesmeta.classical.reference_choice import reference_choice
-from bayesmeta.classical.reference_free import ks_score, metric_kinds
-from bayesmeta.classical.reliability import (
-    consistency,
-    items_needed,
-    rank_normalize,
-    spearman_brown,
-    stability,
-)
-from bayesmeta.classical.unit_tests import metric_unit_tests
-from bayesmeta.classical.validity import mtmm
-from bayesmeta.compare import compare
+from bayesmeta.corroboration import corroboration, recommend_metric_set
 from bayesmeta.data import (
     MissingDataWarning,
     ReadWarning,
@@ -52,20 +35,38 @@ from bayesmeta.data import (
     read_report,
     validate,
 )
-from bayesmeta.metric_validity import (
-    factor_mtmm,
-    factor_validity,
-    metric_residuals,
-    metric_variance,
-)
-from bayesmeta.models.correlation import fit_correlation_model
-from bayesmeta.models.decision_study import decision_study
-from bayesmeta.models.rater import rater_bias
-from bayesmeta.models.true_score import reliability
 from bayesmeta.options import ResamplingOptions, SamplerOptions
+from bayesmeta.raters import rater_bias
+from bayesmeta.reference_free import (
+    kind_comparison,
+    ks_score,
+    meta_correlation,
+    metric_kinds,
+    perturbation_detection,
+    pre_assessment,
+    reference_choice,
+)
+from bayesmeta.reliability import (
+    consistency,
+    decision_study,
+    items_needed,
+    rank_normalize,
+    reliability,
+    spearman_brown,
+    stability,
+)
 from bayesmeta.report import report
 from bayesmeta.results import Result, load
 from bayesmeta.text.corruptions import corrupt
+from bayesmeta.unit_tests import human_inconsistency, metric_unit_tests
+from bayesmeta.validity import (
+    cfa,
+    concurrent_validity,
+    factor_validity,
+    metric_residuals,
+    metric_variance,
+    mtmm,
+)
 
 __all__ = [
     "MissingDataWarning",
@@ -86,7 +87,6 @@ __all__ = [
     "datasets",
     "decision_study",
     "discriminative_power",
-    "factor_mtmm",
     "factor_validity",
     "fit_correlation_model",
     "from_long",

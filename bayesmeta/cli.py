@@ -1,7 +1,7 @@
 """The ``bayesmeta`` command.
 
     bayesmeta read FILE [reading options]
-    bayesmeta reliability [PATH ...] [reading options] [--method kendall]
+    bayesmeta reliability [PATH ...] [reading options] [--coefficient kendall]
                           [--bayes [--fast] [--seed N]]
     bayesmeta report DATA [--design design.toml] [reading options] [--trait T]
                      [--bayes off|fast|full] [--seed N] [--resamples N] --out report.html
@@ -33,7 +33,7 @@ traceback is on the page, and the exit status is 1.
 ``report --design design.toml`` reads the reading and report options from a TOML file
 (keys as the long flags with ``_`` for ``-``: ``format``, ``system``, ``item``, ``metrics``,
 ``ratings``, ``human``, ``scale``, ..., ``trait_column``, and ``data``, ``traits``,
-``bayes``, ``seed``, ``resamples``, ``method``, ``out``; top level or in ``[read]`` and
+``bayes``, ``seed``, ``resamples``, ``coefficient``, ``out``; top level or in ``[read]`` and
 ``[report]`` tables). A flag given on the command line overrides the file; an unknown key
 is an error naming it. See :func:`load_design`.
 
@@ -235,31 +235,31 @@ def describe_read(ds: xr.Dataset, source: str) -> str:
 
 
 # ----------------------------------------------------------------------------- tables
-def _tables(ds: xr.Dataset, source: str, method: str, bayes: bool = False,
-            fast: bool = False, seed: int | None = None) -> str:
-    import bayesmeta as bm
+#: The report sections whose results ``bayesmeta reliability`` and ``bayesmeta demo --text``
+#: print: the report decides what runs, the command only prints it as text.
+TEXT_SECTIONS = ("reliability", "agreement", "mtmm", "concurrent_validity")
 
-    out = [f"bayesmeta {bm.__version__}: classical reliability and validity", f"data: {source}",
+
+def _tables(ds: xr.Dataset, source: str, coefficient: str, bayes: bool = False,
+            fast: bool = False, seed: int | None = None) -> str:
+    """The results of the report's reliability and validity sections as text (with
+    ``bayes``, the true-score posteriors beside the classical estimates)."""
+    from bayesmeta._version import __version__
+    from bayesmeta.report import report
+
+    mode = ("fast" if fast else "full") if bayes else "off"
+    rep = report(ds, sections=list(TEXT_SECTIONS), coefficient=coefficient, bayes=mode,
+                 random_seed=seed, progress=False)
+    out = [f"bayesmeta {__version__}: classical reliability and validity", f"data: {source}",
            ""]
-    if bayes and "score" in ds:
-        out += [str(bm.reliability(ds, sampling="fast" if fast else None,
-                                   random_seed=seed)), ""]
-    if "score" in ds and ds.sizes["run"] >= 2:
-        out += [str(bm.stability(ds)), ""]
-    out += [str(bm.consistency(ds)), ""]
-    if "rating" in ds:
-        if ds.sizes["rater"] >= 2:
-            out += [str(bm.agreement(ds)), ""]
-        out += [str(bm.mtmm(ds, method=method)), ""]
-        if "score" in ds:
-            traits = [str(t) for t in ds["trait"].values]
-            cv = bm.concurrent_validity(ds, traits, method=method)
-            tab = cv.summary()
-            wide = tab["classical"].droplevel("estimand").unstack("trait")
-            wide = wide.reindex(index=tab.index.get_level_values("metric").unique(),
-                                columns=tab.index.get_level_values("trait").unique())
-            out += [f"Concurrent validity (system level, {method}; criterion = mean of raters)",
-                    "", wide.to_string(float_format=lambda v: f"{v:.3f}"), ""]
+    for run in rep.runs:
+        if run.status == "failed":
+            raise ValueError(f"{run.title}: {run.error}")
+        if run.status == "skipped":
+            out += [f"{run.title}: skipped ({run.reason})", ""]
+            continue
+        for res in run.output.results:
+            out += [str(res), ""]
     return "\n".join(out)
 
 
@@ -275,10 +275,14 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("paths", nargs="*", help="CSV file(s); several = repeated metric runs")
     add_read_arguments(rel, default_format="metriceval")
     add_report_parsers(sub)
+    from bayesmeta.report.vignette import add_vignette_parser
+
     add_vignette_parser(sub)
     for p in (rel,):
-        p.add_argument("--method", default="kendall",
-                       choices=["kendall", "spearman", "pearson"])
+        p.add_argument("--coefficient", default="kendall",
+                       choices=["kendall", "spearman", "pearson"],
+                       help="correlation coefficient of MTMM, concurrent validity and the "
+                            "measures shown (default kendall)")
         p.add_argument("--bayes", action="store_true",
                        help="add the Bayesian true-score posteriors (bm.reliability) beside "
                             "the classical estimates")
@@ -329,36 +333,10 @@ def add_report_parsers(sub: Any) -> None:
         p.add_argument("--resamples", type=int, default=resamples,
                        help=f"resamples and permutations of the resampling analyses "
                             f"(default {resamples})")
-        p.add_argument("--method", default="kendall",
-                       choices=["kendall", "spearman", "pearson"])
-
-
-# ----------------------------------------------------------------------------- vignette
-def add_vignette_parser(sub: Any) -> None:
-    """The ``vignette`` subcommand (render a vignette to HTML)."""
-    vig = sub.add_parser("vignette", help="run a vignette (jupytext percent script) and write "
-                                          "it as a self-contained HTML page")
-    vig.add_argument("path", metavar="PATH", help="the vignette, e.g. "
-                                                  "vignettes/paper000_measurement_theory.py")
-    vig.add_argument("--out", default=None, metavar="FILE",
-                     help="HTML file to write (default: beside PATH, suffix .html)")
-
-
-def vignette_main(args: argparse.Namespace) -> int:
-    """Run ``bayesmeta vignette``: one progress line per cell on stderr, then where the page
-    is; exit status 1 when a cell failed (the page, with the traceback, is still written)."""
-    from bayesmeta.report.vignette import VignetteError, render_vignette
-
-    try:
-        page = render_vignette(args.path, args.out, progress=True)
-    except VignetteError as err:
-        print(f"bayesmeta: error: {err}", file=sys.stderr)
-        return 1
-    except FileNotFoundError as err:
-        print(f"bayesmeta: error: {err}", file=sys.stderr)
-        return 2
-    print(f"vignette rendered to {page.resolve()}")
-    return 0
+        p.add_argument("--coefficient", default="kendall",
+                       choices=["kendall", "spearman", "pearson"],
+                       help="correlation coefficient of MTMM, concurrent validity and the "
+                            "measures shown (default kendall)")
 
 
 # ----------------------------------------------------------------------------- design file
@@ -372,9 +350,9 @@ DESIGN_READ_KEYS = {
     "trait_column": "trait", "metric": "metric", "reference": "reference"}
 DESIGN_REPORT_KEYS = {
     "data": "paths", "traits": "traits", "bayes": "bayes", "seed": "seed",
-    "resamples": "resamples", "method": "method", "out": "out"}
+    "resamples": "resamples", "coefficient": "coefficient", "out": "out"}
 _CHOICES = {"format": ("wide", "long", "metriceval"), "bayes": ("off", "fast", "full"),
-            "method": ("kendall", "spearman", "pearson")}
+            "coefficient": ("kendall", "spearman", "pearson")}
 _LISTS = ("metrics", "human", "exclude", "traits")  # repeatable flags
 
 
@@ -548,8 +526,8 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
         source = ", ".join(args.paths)
         traits = _columns(args.traits, "--trait")
     rep = bm.report(ds, traits=traits, bayes=bayes, random_seed=args.seed,
-                    n_resamples=args.resamples, method=args.method, source=source,
-                    progress=True)
+                    resampling={"n_resamples": args.resamples}, coefficient=args.coefficient,
+                    source=source, progress=True)
     path = rep.save(args.out)
     for w in caught or []:
         print(f"warning: {w.message}", file=sys.stderr)
@@ -571,6 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if args.command == "vignette":
+                from bayesmeta.report.vignette import vignette_main
+
                 return vignette_main(args)
             if args.command == "report" and args.design:
                 apply_design(args, argv[argv.index("report") + 1:])
@@ -585,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ds, source = datasets.simulated(), "built-in simulated SummEval-shaped data"
                 else:
                     ds, source = _load(args)
-                text = _tables(ds, source, args.method, bayes=args.bayes not in (False, "off"),
+                text = _tables(ds, source, args.coefficient, bayes=args.bayes not in (False, "off"),
                                fast=args.fast or args.bayes == "fast",
                                seed=args.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:

@@ -23,7 +23,7 @@ from bayesmeta.summaries import CI_PROB, check_ci_prob
 __all__ = ["CompareResult", "compare"]
 
 
-#: What the classical interval of the comparison is.
+#: What the interval of the comparison's ELPD columns is.
 CI_KIND = "normal (estimate +- z SE)"
 
 
@@ -47,7 +47,7 @@ def compare(fits: Mapping[str, Any], *, ci_prob: float = CI_PROB, scale: str = "
     fits : dict of str -> result
         Named fits of the same outputs (e.g. ``{"four factors": f4, "one factor": f1}``),
         each with a ``loo()`` method (such as
-        :class:`bayesmeta.models.ordinal_cfa.OrdinalCFAResult`) or an ``idata`` holding a
+        :class:`bayesmeta.validity.ordinal_cfa.OrdinalCFAResult`) or an ``idata`` holding a
         ``log_likelihood`` group.
     ci_prob : float
         Probability of the normal intervals (default 0.94).
@@ -57,10 +57,12 @@ def compare(fits: Mapping[str, Any], *, ci_prob: float = CI_PROB, scale: str = "
     Returns
     -------
     CompareResult
-        ``summary()`` indexed ``(estimand, model)``: ``("elpd_loo", model)`` with
-        ``classical`` = the model's ELPD and the interval ``elpd +- z se``, and
-        ``("elpd_diff", model)`` with the difference from the best model and ``elpd_diff
-        +- z dse`` (``classical_ci_kind`` says so; :math:`z = \Phi^{-1}((1 + p)/2)`).
+        ``summary()`` indexed ``(estimand, model)``, in the columns of their own kind
+        ``elpd``, ``elpd_low``, ``elpd_high`` (an ELPD is neither a classical estimate nor a
+        posterior summary): ``("elpd_loo", model)`` with the model's ELPD and the interval
+        ``elpd +- z se``, and ``("elpd_diff", model)`` with the difference from the best
+        model and ``elpd_diff +- z dse`` (``elpd_ci_kind`` says so;
+        :math:`z = \Phi^{-1}((1 + p)/2)`).
         ``details()`` is ArviZ's table, indexed by ``model``: ``rank``, ``elpd_loo``,
         ``p_loo``, ``elpd_diff``, ``weight`` (stacking), ``se``, ``dse`` (standard error of
         the difference), ``warning`` (some Pareto k above ArviZ's threshold,
@@ -128,8 +130,8 @@ def compare(fits: Mapping[str, Any], *, ci_prob: float = CI_PROB, scale: str = "
                                        for m in models], names=["estimand", "model"])
     est = np.concatenate([table["elpd_loo"].to_numpy(float), table["elpd_diff"].to_numpy(float)])
     se = np.concatenate([table["se"].to_numpy(float), table["dse"].to_numpy(float)])
-    summary = pd.DataFrame({"classical": est, "classical_low": est - z * se,
-                            "classical_high": est + z * se}, index=index)
+    summary = pd.DataFrame({"elpd": est, "elpd_low": est - z * se, "elpd_high": est + z * se},
+                           index=index)
     info = {"criterion": "PSIS-LOO (ArviZ)", "models": len(loos),
             "outputs": next(iter(sizes.values())), "scale": scale}
     notes.append(f"elpd_diff: difference from the best model ({models[0]!r}); intervals "
@@ -137,4 +139,4 @@ def compare(fits: Mapping[str, Any], *, ci_prob: float = CI_PROB, scale: str = "
                  f"(ArviZ's table in details()).")
     return CompareResult(summary, title="Model comparison (PSIS-LOO)", info=info,
                          details=table, notes=notes, ci_prob=ci_prob,
-                         classical_ci_kind=CI_KIND)
+                         elpd_ci_kind=CI_KIND)

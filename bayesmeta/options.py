@@ -176,7 +176,7 @@ class ResamplingOptions:
     n_permutations : int
         Permutations per test (0: no tests).
     scheme : {"both", "systems", "items", "both-rowcol"}
-        What a permutation swaps (see :mod:`bayesmeta.classical.resampling`).
+        What a permutation swaps (see :mod:`bayesmeta.correlation.resampling`).
     pvalue : {"plus-one", "raw"}
         ``(b + 1) / (n + 1)`` (Phipson & Smyth 2010) or ``b / n`` (paper 001's code).
     n_jobs : int, optional

@@ -144,6 +144,9 @@ class Result:
         ``"Fisher z"``, ``"Wald (robust SE)"``...); required when the table has them.
     classical_ci_prob : float, optional
         Their probability when it is not ``ci_prob``.
+    elpd_ci_kind : str, optional
+        What ``elpd_low``/``elpd_high`` are (model comparison); required when the table has
+        them.
     posterior : str, optional
         Where ``mean`` ... ``hdi_high`` come from, for the footer (default ``"MCMC
         posterior"`` when the table has ``r_hat``, else ``"posterior"``).
@@ -173,6 +176,7 @@ class Result:
         ci_kind: str | None = None,
         classical_ci_kind: str | None = None,
         classical_ci_prob: float | None = None,
+        elpd_ci_kind: str | None = None,
         posterior: str | None = None,
         random_seed: int | None = None,
         data_hash: str | None = None,
@@ -184,7 +188,8 @@ class Result:
             table = table.drop(columns=split)
         self._table = make_table(table, ci_prob=ci_prob, ci_kind=ci_kind,
                                  classical_ci_kind=classical_ci_kind,
-                                 classical_ci_prob=classical_ci_prob)
+                                 classical_ci_prob=classical_ci_prob,
+                                 elpd_ci_kind=elpd_ci_kind)
         self._details = details.copy() if details is not None else pd.DataFrame(
             index=self._table.index)
         # column labels as text, so that an empty details() also survives save()/load()
@@ -276,6 +281,9 @@ class Result:
                     else f"{a['ci_kind']} interval")
             lines.append(f"  mean, sd, hdi_low/high: {self.posterior_kind}; "
                          f"{a['ci_prob']:.0%} {kind}.")
+        if "elpd_low" in cols:
+            lines.append(f"  elpd, elpd_low/high: PSIS-LOO expected log predictive density; "
+                         f"{a['elpd_ci_prob']:.0%} {a['elpd_ci_kind']} interval.")
         if "r_hat" in cols:
             lines.append("  r_hat <= 1.01 and ess_bulk/ess_tail >= 400: the chains agree and the "
                          "summary is precise enough to report.")
@@ -420,6 +428,7 @@ def load(path: str | Path) -> Result:
         classical_ci_kind=ta.get("classical_ci_kind") or None,
         classical_ci_prob=(None if not ta.get("classical_ci_kind")
                            else float(ta["classical_ci_prob"])),
+        elpd_ci_kind=ta.get("elpd_ci_kind") or None,
         posterior=attrs.get("posterior_kind"),
     )
     obj.provenance = json.loads(attrs.get("provenance", "{}")) or obj.provenance

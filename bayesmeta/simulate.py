@@ -204,7 +204,7 @@ def simulate_true_score(
 
 
 #: The App. C parameters of one metric, as :func:`simulate_correlation_study` takes them
-#: (and :mod:`bayesmeta.models.correlation` estimates them).
+#: (and :mod:`bayesmeta.correlation.model` estimates them).
 APP_C_PARAMETERS = ("mu_metric", "mu_human", "tau_metric", "tau_human", "rho",
                     "sigma_metric", "sigma_human", "r_mu", "r_sigma")
 #: App. C.2 defaults (GPT-4-turbo rows of paper 001's Table 5; SummEval's shape).
@@ -505,7 +505,7 @@ def simulate_rater(
     sd_log_discrimination: float = 0.3,
     missing: float = 0.0,
 ) -> xr.Dataset:
-    r"""Ratings from the many-facet rater model of :mod:`bayesmeta.models.rater`.
+    r"""Ratings from the many-facet rater model of :mod:`bayesmeta.raters.model`.
 
     Per trait: quality ``theta[s, i] = mu + u[s] + v[i] + d[s, i]`` with zero-sum system
     and item effects (SDs ``sd_system``, ``sd_item``) and output deviations ``d`` (SD

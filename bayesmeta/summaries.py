@@ -8,11 +8,13 @@ Every analysis reports its estimates in one table shape (design.md, style.md rul
   ...); a label that does not apply to a row is the empty string;
 * the **columns** are exactly those of :data:`COLUMNS` that apply, in that order:
   ``classical, classical_low, classical_high`` (the classical estimator and its interval),
-  ``mean, sd, hdi_low, hdi_high`` (the posterior: MCMC or Bayesian bootstrap) and, for MCMC,
-  ``r_hat, ess_bulk, ess_tail``;
+  ``mean, sd, hdi_low, hdi_high`` (the posterior: MCMC or Bayesian bootstrap),
+  ``elpd, elpd_low, elpd_high`` (model comparison: PSIS-LOO expected log predictive density,
+  a kind of its own) and, for MCMC, ``r_hat, ess_bulk, ess_tail``;
 * the **attributes** say what the intervals are: ``ci_kind`` / ``ci_prob`` for
   ``hdi_low``/``hdi_high`` and ``classical_ci_kind`` / ``classical_ci_prob`` for
-  ``classical_low``/``classical_high``. One ``ci_prob`` governs both, default
+  ``classical_low``/``classical_high`` (and ``elpd_ci_kind`` / ``elpd_ci_prob`` for
+  ``elpd_low``/``elpd_high``). One ``ci_prob`` governs all, default
   :data:`CI_PROB` (0.94, ArviZ's) across the package.
 
 Counts, ranks, p-values and flags never sit among the estimates; they go to
@@ -39,7 +41,10 @@ import xarray as xr
 
 #: The columns of every summary table, in this order (each only where it applies).
 COLUMNS = ("classical", "classical_low", "classical_high", "mean", "sd", "hdi_low",
-           "hdi_high", "r_hat", "ess_bulk", "ess_tail")
+           "hdi_high", "elpd", "elpd_low", "elpd_high", "r_hat", "ess_bulk", "ess_tail")
+#: The predictive kind: PSIS-LOO expected log predictive density and its interval (neither
+#: a classical estimate nor a posterior summary).
+LOO_COLUMNS = ("elpd", "elpd_low", "elpd_high")
 POSTERIOR_COLUMNS = ("mean", "sd", "hdi_low", "hdi_high")
 MCMC_COLUMNS = ("r_hat", "ess_bulk", "ess_tail")
 
@@ -385,6 +390,7 @@ def make_table(
     ci_kind: str | None = None,
     classical_ci_kind: str | None = None,
     classical_ci_prob: float | None = None,
+    elpd_ci_kind: str | None = None,
 ) -> pd.DataFrame:
     """Check a frame against the table shape, order its columns and set its attributes.
 
@@ -402,6 +408,9 @@ def make_table(
     has_post = "hdi_low" in out.columns
     if has_cl and not classical_ci_kind:
         raise ValueError("a table with classical_low/classical_high needs classical_ci_kind.")
+    has_elpd = "elpd_low" in out.columns
+    if has_elpd and not elpd_ci_kind:
+        raise ValueError("a table with elpd_low/elpd_high needs elpd_ci_kind.")
     out.attrs = {
         "ci_kind": (ci_kind or "hdi") if has_post else "",
         "ci_prob": check_ci_prob(ci_prob) if has_post else float("nan"),
@@ -410,6 +419,9 @@ def make_table(
             ci_prob if classical_ci_prob is None else classical_ci_prob, "classical_ci_prob"
         ) if has_cl else float("nan"),
     }
+    if has_elpd:
+        out.attrs["elpd_ci_kind"] = str(elpd_ci_kind)
+        out.attrs["elpd_ci_prob"] = check_ci_prob(ci_prob)
     return out
 
 
@@ -430,6 +442,9 @@ def check_table(table: pd.DataFrame) -> None:
     if "hdi_low" in table.columns:
         assert table.attrs["ci_kind"], "posterior interval without its kind"
         assert 0 < table.attrs["ci_prob"] < 1, "ci_prob not in (0, 1)"
+    if "elpd_low" in table.columns:
+        assert table.attrs.get("elpd_ci_kind"), "elpd interval without its kind"
+        assert 0 < table.attrs["elpd_ci_prob"] < 1, "elpd_ci_prob not in (0, 1)"
 
 
 __all__ = [

@@ -3,7 +3,7 @@
 For each number of systems, simulates R datasets from the App. C model
 (:func:`bayesmeta.simulate.simulate_correlation_study`, 100 inputs, GPT-4-turbo parameters
 of paper 001 Table 5), draws the Bayesian bootstrap (Dirichlet weights over systems and
-inputs jointly, :func:`~bayesmeta.classical.resampling.bayesian_bootstrap`) of the four
+inputs jointly, :func:`~bayesmeta.correlation.resampling.bayesian_bootstrap`) of the four
 Pearson measures, and prints per measure and size:
 
 * the share of 94% HDIs (and equal-tailed intervals) that contain the truth, with the
@@ -52,8 +52,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from bayesmeta.classical.correlation import measure_draws
-from bayesmeta.classical.resampling import bayesian_bootstrap
+from bayesmeta.correlation.measures import measure_draws
+from bayesmeta.correlation.resampling import bayesian_bootstrap
 from bayesmeta.results import hdi
 from bayesmeta.simulate import simulate_correlation_study
 

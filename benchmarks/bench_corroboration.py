@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 import bayesmeta as bm
-from bayesmeta.classical import corroboration as cor
-from bayesmeta.classical import heterogeneity as het
+from bayesmeta.corroboration import classical as cor
+from bayesmeta.corroboration import heterogeneity as het
 from bayesmeta.data import select
 
 

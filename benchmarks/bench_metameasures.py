@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import bayesmeta as bm
-from bayesmeta.classical.resampling import permutation_test
+from bayesmeta.correlation.resampling import permutation_test
 
 LEVELS = ("system", "input", "global", "item")  # nlpstats' names (paper 001's levels)
 COEFS = ("pearson", "spearman", "kendall")
@@ -117,7 +117,7 @@ def main() -> None:
               f"{per_pair_peer / (w_dp / n_pairs):.0f}x faster (wall); CPU "
               f"{c_peer * scale / (c_dp / n_pairs):.0f}x")
     t = _clock()
-    rc = bm.ranking_consistency(ds, "COH", n_trials=1000, random_seed=0)
+    rc = bm.ranking_consistency(ds, "COH", resampling={"n_resamples": 1000}, random_seed=0)
     w_rc, c_rc = _since(t)
     print(f"ranking consistency, 1000 splits x 12 measures x 43 metrics: {w_rc:.1f} s wall, "
           f"{c_rc:.1f} s CPU")

@@ -15,7 +15,7 @@ import argparse
 import time
 
 import bayesmeta as bm
-import bayesmeta.models.ordinal_cfa  # registers OrdinalCFAResult, so bm.load restores it
+import bayesmeta.validity.ordinal_cfa  # registers OrdinalCFAResult, so bm.load restores it
 
 M4 = """
 coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH
@@ -45,7 +45,7 @@ def main() -> None:
           fit, random_seed=0)
     _time("metric_residuals, classical (43, 1,000 resamples)", bm.metric_residuals, ds,
           fit, random_seed=0)
-    _time("factor_mtmm, classical (12 variables, 1,000 resamples)", bm.factor_mtmm, ds, fit,
+    _time("mtmm(fit=...), classical (12 variables, 1,000 resamples)", bm.mtmm, ds, fit=fit,
           random_seed=0)
     if args.bayes:
         bfit = bm.load(args.bayes)

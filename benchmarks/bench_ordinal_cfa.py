@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 import bayesmeta as bm
-from bayesmeta.models import ordinal_cfa as oc
-from bayesmeta.models._cfa_setup import model_for, setup
+from bayesmeta.validity import ordinal_cfa as oc
+from bayesmeta.validity._cfa_setup import model_for, setup
 
 TRAITS = ("COH", "CON", "FLU", "REL")
 FOUR = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Expert.{r}.{t}" for r in (1, 2, 3))
@@ -94,8 +94,8 @@ def run_fit(syntax: str, ds, *, chains: int, tune: int, draws: int, seed: int,
 
 def part_fit4(ds, args) -> dict:
     t0 = time.perf_counter()
-    from bayesmeta.classical.ordinal import fit_wlsmv
-    from bayesmeta.classical.polychoric import polychoric
+    from bayesmeta.validity.polychoric import polychoric
+    from bayesmeta.validity.wlsmv import fit_wlsmv
 
     spec, data_, _ = setup(FOUR, ds)
     fit_wlsmv(spec, polychoric(data_.frame, acov=True))

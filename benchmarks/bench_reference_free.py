@@ -51,9 +51,11 @@ def main() -> None:
     based = [m for m in ds["metric"].values if bool(ds["reference_based"].sel(metric=m))]
 
     # --- reference choice
-    _, t_rc = _timed(lambda: bm.reference_choice(ds, trait, n_draws=5000, random_seed=0,
+    _, t_rc = _timed(lambda: bm.reference_choice(ds, trait, resampling={"n_resamples": 5000},
+                                                 random_seed=0,
                                                  decompose=False))
-    _, t_rc2 = _timed(lambda: bm.reference_choice(ds, trait, n_draws=5000, random_seed=0))
+    _, t_rc2 = _timed(lambda: bm.reference_choice(ds, trait, resampling={"n_resamples": 5000},
+                                                  random_seed=0))
     s = ds["score"].sel(metric=based[0]).isel(run=0).values.reshape(len(h), -1)
     nref = np.isfinite(s).sum(1)
     rng = np.random.default_rng(0)
@@ -73,10 +75,10 @@ def main() -> None:
     # --- pre-assessment
     no_contrast = {"n_resamples": 0}  # the curve only (see the module docstring)
     _, t_pa = _timed(lambda: bm.pre_assessment(ds, trait, n=(20, 50, 100, 200),
-                                               n_draws=2000, search=False, random_seed=0,
+                                               n_subsets=2000, search=False, random_seed=0,
                                                resampling=no_contrast))
     _, t_pa2 = _timed(lambda: bm.pre_assessment(ds, trait, n=(20, 50, 100, 200),
-                                                n_draws=2000, random_seed=0,
+                                                n_subsets=2000, random_seed=0,
                                                 resampling=no_contrast))
     x = ds["score"].sel(metric=ds["metric"].values[0]).isel(run=0, reference=0).values.ravel()
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.models import correlation as C
+from bayesmeta.correlation import model as C
 from bayesmeta.simulate import simulate_correlation_study
 
 

@@ -1,7 +1,7 @@
 """Frequentist coverage of the pass-rate posteriors of metric unit tests (issue 14).
 
 Simulated pairs with known pass rates, scored through the same functions the analysis
-uses (:mod:`bayesmeta.classical.pass_rates`), 94% HDIs:
+uses (:mod:`bayesmeta.unit_tests.pass_rates`), 94% HDIs:
 
 * Beta-Binomial per cell: fixed true rates .05, .40, .90, .985 in cells of 65, 214, 240 and
   500 pairs (the sizes of det_sub, passive, near_syms and swap_chunks), 300 simulations;
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesmeta.classical import pass_rates as pr
 from bayesmeta.summaries import hdi
+from bayesmeta.unit_tests import pass_rates as pr
 
 CI = 0.94
 

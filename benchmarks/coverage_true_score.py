@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.generalizability import g_coefficient, stability_coefficient
+from bayesmeta.reliability.generalizability import g_coefficient, stability_coefficient
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_true_score
 

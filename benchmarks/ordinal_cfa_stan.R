@@ -1,4 +1,4 @@
-# The Bayesian ordinal CFA of bayesmeta.models.ordinal_cfa in Stan (rstan), for the speed
+# The Bayesian ordinal CFA of bayesmeta.validity.ordinal_cfa in Stan (rstan), for the speed
 # comparison of benchmarks/bench_ordinal_cfa.py (--part stan). Same model and priors:
 # standardized loadings ~ Beta(1, 1), standardized thresholds with the density
 # prod phi(tau) on the ordered vector (uniform implied category probabilities),

@@ -1,7 +1,7 @@
 """Parameter recovery and HDI coverage of the many-facet rater model (models/rater.md).
 
 Draws ``--datasets`` datasets from :func:`bayesmeta.simulate.simulate_rater` (known truth),
-fits :func:`bayesmeta.models.rater.rater_bias` to each, and prints per quantity the share
+fits :func:`bayesmeta.raters.model.rater_bias` to each, and prints per quantity the share
 of true values inside the posterior's HDI (nominal ``--ci-prob``), the mean error (bias),
 the RMSE, the worst R-hat, and the time per fit. The classical peer is the marginal
 threshold (probit of cumulative proportions), whose error against the true marginal
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bayesmeta.convergence import ConvergenceWarning
-from bayesmeta.models.rater import rater_bias
+from bayesmeta.raters.model import rater_bias
 from bayesmeta.simulate import simulate_rater
 
 QUANTITIES = ("threshold", "severity", "marginal_threshold", "loading", "reliability_system",

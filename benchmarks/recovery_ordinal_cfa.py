@@ -68,9 +68,9 @@ def _simulate(seed: int, n_systems: int, n_items: int):
 
 
 def _worker(job: dict) -> list[dict]:
-    from bayesmeta.models._cfa_build import build_model
-    from bayesmeta.models._cfa_setup import setup
     from bayesmeta.summaries import diagnose
+    from bayesmeta.validity._cfa_build import build_model
+    from bayesmeta.validity._cfa_setup import setup
 
     warnings.simplefilter("ignore")
     rows: list[dict] = []

@@ -134,8 +134,8 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=500)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    from bayesmeta.models._cfa_build import build_model
-    from bayesmeta.models._cfa_setup import setup
+    from bayesmeta.validity._cfa_build import build_model
+    from bayesmeta.validity._cfa_setup import setup
 
     real = bm.datasets.summeval()
     truth = wlsmv_table(real)

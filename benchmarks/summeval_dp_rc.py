@@ -58,7 +58,8 @@ def main() -> None:
             random_seed=args.seed, progress=True)
         dp = dpr.summary().join(dpr.details()).xs("discriminative_power", level="estimand")
         t1 = time.perf_counter()
-        rcr = bm.ranking_consistency(ds, trait, n_trials=args.trials, random_seed=args.seed)
+        rcr = bm.ranking_consistency(ds, trait, resampling={"n_resamples": args.trials},
+                                     random_seed=args.seed)
         rc = rcr.summary().join(rcr.details()).xs("ranking_consistency", level="estimand")
         t2 = time.perf_counter()
         print(f"{trait}: DP {t1 - t0:.1f} s, RC {t2 - t1:.1f} s", flush=True)

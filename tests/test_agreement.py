@@ -9,7 +9,7 @@ import pingouin as pg
 import pytest
 
 import bayesmeta as bm
-from bayesmeta.classical.agreement import icc2k, krippendorff_alpha
+from bayesmeta.agreement.classical import icc2k, krippendorff_alpha
 from bayesmeta.summaries import check_table
 
 

@@ -30,8 +30,8 @@ import xarray as xr
 from scipy import optimize, stats
 
 import bayesmeta as bm
-from bayesmeta.classical.polychoric import bvn_cdf, polychoric
 from bayesmeta.summaries import check_table
+from bayesmeta.validity.polychoric import bvn_cdf, polychoric
 
 RESULTS = Path(__file__).parent / "results"
 

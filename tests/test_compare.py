@@ -36,8 +36,8 @@ def test_constant_log_likelihood_gives_the_closed_form():
         res = bm.compare(fits)
     tab, det = res.summary(), res.details()
     assert list(det.index) == ["a", "b"]
-    assert tab.loc[("elpd_loo", "a"), "classical"] == pytest.approx(a.sum(), abs=1e-8)
-    assert tab.loc[("elpd_diff", "b"), "classical"] == pytest.approx(0.2 * 50, abs=1e-8)
+    assert tab.loc[("elpd_loo", "a"), "elpd"] == pytest.approx(a.sum(), abs=1e-8)
+    assert tab.loc[("elpd_diff", "b"), "elpd"] == pytest.approx(0.2 * 50, abs=1e-8)
     assert det.loc["a", "p_loo"] == pytest.approx(0.0, abs=1e-8)
 
 
@@ -79,19 +79,19 @@ def test_table_shape_normal_intervals_and_round_trip(tmp_path):
     assert tab.index.names == ["estimand", "model"]
     assert list(tab.index) == [("elpd_loo", "x"), ("elpd_loo", "y"), ("elpd_diff", "x"),
                                ("elpd_diff", "y")]
-    assert list(tab.columns) == ["classical", "classical_low", "classical_high"]
-    assert tab.attrs["classical_ci_kind"].startswith("normal")
-    assert tab.attrs["classical_ci_prob"] == pytest.approx(0.94)
+    assert list(tab.columns) == ["elpd", "elpd_low", "elpd_high"]
+    assert tab.attrs["elpd_ci_kind"].startswith("normal")
+    assert tab.attrs["elpd_ci_prob"] == pytest.approx(0.94)
     for est, sd, key in (("elpd_loo", "se", "y"), ("elpd_diff", "dse", "y")):
         row = tab.loc[(est, key)]
         half = stats.norm.ppf(0.97) * det.loc[key, sd]
-        assert row["classical"] == pytest.approx(det.loc[key, est], rel=1e-12)
-        assert row["classical_low"] == pytest.approx(row["classical"] - half, rel=1e-12)
-        assert row["classical_high"] == pytest.approx(row["classical"] + half, rel=1e-12)
+        assert row["elpd"] == pytest.approx(det.loc[key, est], rel=1e-12)
+        assert row["elpd_low"] == pytest.approx(row["elpd"] - half, rel=1e-12)
+        assert row["elpd_high"] == pytest.approx(row["elpd"] + half, rel=1e-12)
     half95 = stats.norm.ppf(0.975) * det.loc["y", "se"]
-    assert res95.summary().loc[("elpd_loo", "y"), "classical_high"] == pytest.approx(
+    assert res95.summary().loc[("elpd_loo", "y"), "elpd_high"] == pytest.approx(
         det.loc["y", "elpd_loo"] + half95, rel=1e-12)
-    assert tab.loc[("elpd_diff", "x"), "classical"] == 0.0  # the best model
+    assert tab.loc[("elpd_diff", "x"), "elpd"] == 0.0  # the best model
     back = bm.load(res.save(tmp_path / "cmp.nc"))
     pd.testing.assert_frame_equal(back.summary(), tab)
     pd.testing.assert_frame_equal(back.details(), det)

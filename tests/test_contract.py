@@ -17,6 +17,7 @@ from bayesmeta.options import ResamplingOptions, SamplerOptions, legacy_sampling
 from bayesmeta.results import Result
 from bayesmeta.summaries import (
     COLUMNS,
+    LOO_COLUMNS,
     check_table,
     make_table,
     posterior_table,
@@ -80,7 +81,7 @@ def test_posterior_table_index_and_blank_levels():
     assert ("severity", "r2", "COH", "") in tab.index
     assert ("threshold", "r1", "COH", "2->3") in tab.index
     assert list(tab.columns) == [c for c in COLUMNS if c not in
-                                 ("classical", "classical_low", "classical_high")]
+                                 ("classical", "classical_low", "classical_high", *LOO_COLUMNS)]
 
 
 def test_make_table_refuses_foreign_columns_and_index():

@@ -9,14 +9,14 @@ import pytest
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import (
+from bayesmeta.correlation.measures import (
     ACCURACY,
     MEASURES,
     correlation_measures,
     measure_draws,
     parse_measures,
 )
-from bayesmeta.classical.resampling import percentile_interval
+from bayesmeta.correlation.resampling import percentile_interval
 from bayesmeta.summaries import CI_PROB, check_table, summarize
 
 # Reference coefficients: scipy for Pearson, Spearman, Kendall tau-b and tau-c; tau-a by its
@@ -175,18 +175,12 @@ def test_parse_measures_and_errors():
         correlation_measures(np.zeros((1, 3, 3)), np.zeros((3, 4)))
 
 
-def test_old_measure_names_warn_and_translate():
-    """The names of the previous release (paper 001's "input" and "item" levels) still
-    work, with a FutureWarning giving the new name."""
-    with pytest.warns(FutureWarning, match="'within_item_kendall'"):
-        assert parse_measures("input_kendall") == ["within_item_kendall"]
-    with pytest.warns(FutureWarning, match="'within_system_acc_eq'"):
-        assert parse_measures(["item_acc_eq"]) == ["within_system_acc_eq"]
-    with pytest.warns(FutureWarning, match="'within_system'"):
-        assert parse_measures("item") == [f"within_system_{c}" for c in
-                                          ("pearson", "spearman", "kendall")]
-    with pytest.warns(FutureWarning, match="'within_item'"):
-        assert parse_measures("input")[0] == "within_item_pearson"
+def test_old_measure_names_are_refused():
+    """The names of the previous release (paper 001's "input" and "item" levels) are errors
+    naming the groupings (no shim)."""
+    for old in ("input_kendall", ["item_acc_eq"], "item", "input"):
+        with pytest.raises(ValueError, match="unknown measure"):
+            parse_measures(old)
 
 
 def test_correlations_table_and_save(tmp_path, simulated):
@@ -246,17 +240,12 @@ def test_summeval_measures_equal_scipy(summeval):
             assert float(got.sel(metric=name, measure=meas)) == pytest.approx(ref, abs=1e-12)
 
 
-def test_correlations_old_keywords_warn_and_agree(simulated):
-    """``rater=``, ``n_resamples=`` and ``unit="inputs"`` of the previous release give the
-    same numbers as ``raters=`` and ``resampling=``, with a FutureWarning."""
-    new = bm.correlations(simulated, "COH", raters="Rater.2", measures="system",
-                          metrics=["metric01.COH", "metric02.CON"],
-                          resampling={"n_resamples": 30, "unit": "items"}, random_seed=4)
-    with pytest.warns(FutureWarning):
-        old = bm.correlations(simulated, "COH", rater="Rater.2", measures="system",
-                              metrics=["metric01.COH", "metric02.CON"], n_resamples=30,
-                              unit="inputs", random_seed=4)
-    assert old.summary().equals(new.summary())
+def test_correlations_refuse_the_old_keywords(simulated):
+    """``rater=`` and ``n_resamples=`` of the previous release are errors naming them (no
+    shim: ``raters=`` and ``resampling=`` are the one spelling)."""
+    for old in ({"rater": "Rater.2"}, {"n_resamples": 30}):
+        with pytest.raises(TypeError, match=repr(next(iter(old)))):
+            bm.correlations(simulated, "COH", measures="system", **old)
     with pytest.raises(TypeError, match="'bogus'"):
         bm.correlations(simulated, "COH", bogus=1)
 

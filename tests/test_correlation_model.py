@@ -17,8 +17,8 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical import bivariate as B
-from bayesmeta.models import correlation as C
+from bayesmeta.correlation import bivariate as B
+from bayesmeta.correlation import model as C
 from bayesmeta.simulate import simulate_correlation_study
 from bayesmeta.summaries import check_table
 
@@ -112,13 +112,12 @@ def test_sufficient_stats_rejects_too_few_items():
         B.sufficient_stats(x, y)
 
 
-def test_legacy_human_keyword_maps_to_the_new_names():
-    with pytest.warns(FutureWarning, match="the mean over raters is the default"):
-        assert C._legacy_human("mean", None) == (None, None)
-    with pytest.warns(FutureWarning, match="raters='Expert.1'"):
-        assert C._legacy_human("Expert.1", None) == (None, "Expert.1")
-    given = xr.DataArray(np.zeros((2, 2)), dims=("system", "item"))
-    assert C._legacy_human(given, None)[0] is given
+def test_human_must_be_scores_not_a_label(simulated):
+    """``human="mean"`` / ``human="<rater>"`` of the previous release are refused: the
+    mean over raters is the default and ``raters=`` picks raters."""
+    for label in ("mean", "Rater.1"):
+        with pytest.raises(TypeError, match="raters= picks raters"):
+            C.fit_correlation_model(simulated, "COH", human=label)
 
 
 # ============================================================================ structure
@@ -255,7 +254,8 @@ def test_merged_simulator_reproduces_the_scalar_app_c_simulator():
         [-0.016111848902420456, 1.0], [-1.1551903808592912, 1.0]], rtol=1e-12)
     np.testing.assert_array_equal(d["human"].values[2, :6], [10, 9, 6, 9, 7, 10])
     np.testing.assert_allclose(d["true_rho_item"].values[:4], [
-        0.4565448348791905, 0.39020135923509847, 0.5441956207406905, 0.10423966316322106], rtol=1e-12)
+        0.4565448348791905, 0.39020135923509847, 0.5441956207406905, 0.10423966316322106],
+        rtol=1e-12)
     np.testing.assert_allclose(d["true_mean"].values[:2], [
         [-0.33696015346898417, -0.11676649101067368],
         [-0.04229672826906956, -0.39154286633903845]], rtol=1e-12)
@@ -421,10 +421,10 @@ def test_fast_fit_small(pymc, tmp_path):
     xr.testing.assert_allclose(back.parameter_draws()["rho"], fit.parameter_draws()["rho"])
 
 
-def test_judgment_human_score_and_legacy_keywords(pymc):
+def test_judgment_human_score_and_old_keywords_refused(pymc):
     """A continuous judgment is a human score like the mean of ratings: fitting the
     judgment equals fitting the same values given as ``human=``; the previous release's
-    keywords give the same draws with a FutureWarning."""
+    sampler keywords are refused."""
     _params, sim = _sim(n_metrics=2, n_systems=6, n_items=30, seed=2, r_mu=0.4, r_sigma=0.1,
                        rho=0.5)
     hum = sim["human"].sel(metric="m0", drop=True)
@@ -434,10 +434,9 @@ def test_judgment_human_score_and_legacy_keywords(pymc):
         judged = C.fit_correlation_model(data, "fact", sampling="fast", random_seed=3)
         given = C.fit_correlation_model(data, human=hum.rename("fact"), sampling="fast",
                                         random_seed=3)
-        with pytest.warns(FutureWarning, match="sampling="):
-            legacy = C.fit_correlation_model(data, "fact", fast=True, random_seed=3)
+        with pytest.raises(TypeError, match="fast"):
+            C.fit_correlation_model(data, "fact", fast=True, random_seed=3)
     pd.testing.assert_frame_equal(judged.summary(), given.summary())
-    pd.testing.assert_frame_equal(judged.summary(), legacy.summary())
     assert set(judged.summary().index.get_level_values("trait")) == {"fact"}
     assert "fact (judgment)" in judged.info["data"]
 

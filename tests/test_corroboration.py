@@ -15,7 +15,7 @@ import pytest
 import xarray as xr
 
 import bayesmeta as bm
-from bayesmeta.classical import heterogeneity as het
+from bayesmeta.corroboration import heterogeneity as het
 from bayesmeta.summaries import check_table
 
 TOL = 1e-12
@@ -33,7 +33,7 @@ def _ge(strict):
 def ref_stats(x, q, X, *, strict=False, w=None, lower=()):
     """R, S, H of metric set X (positions) by the paper's definitions, optionally with a
     weight per pair (dict (s, t, i) -> weight); metrics in ``lower`` (positions) are
-    lower-is-better: "s at least as good as s'" reads x(s) <= x(s') for them."""
+    lower-is-better: "s at least as s'" reads x(s) <= x(s') for them."""
     ge = _ge(strict)
     _, S, I = x.shape
     agree = agree_good = good = split = total = 0.0
@@ -493,7 +493,7 @@ def test_corroboration_explicit_sets_and_errors(summeval):
 def test_plots_return_axes(summeval_result):
     import matplotlib.pyplot as plt
 
-    from bayesmeta.corroboration_plots import plot_heterogeneity, plot_threshold_curves
+    from bayesmeta.corroboration.plots import plot_heterogeneity, plot_threshold_curves
 
     assert plot_heterogeneity(summeval_result).get_xlabel() == "heterogeneity H(X)"
     assert plot_heterogeneity(summeval_result, y="gain").get_ylabel() == "reliability gain"

@@ -229,9 +229,9 @@ def test_simulated_is_seeded_and_has_truth():
 def test_import_does_not_import_pymc():
     # the package and every module that builds a model: PyMC is imported only when a
     # model is built
-    modules = ("bayesmeta, bayesmeta.sampling, bayesmeta.cfa, bayesmeta.compare, "
-               "bayesmeta.models.true_score, bayesmeta.models.correlation, "
-               "bayesmeta.models.rater, bayesmeta.models.ordinal_cfa")
+    modules = ("bayesmeta, bayesmeta.sampling, bayesmeta.validity.factor_analysis, "
+               "bayesmeta.compare, bayesmeta.reliability.true_score, bayesmeta.correlation.model, "
+               "bayesmeta.raters.model, bayesmeta.validity.ordinal_cfa")
     code = (f"import sys, {modules}; bad = [m for m in ('pymc', 'pytensor', 'nutpie', "
             "'arviz') if m in sys.modules]; print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

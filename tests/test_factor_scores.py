@@ -38,8 +38,8 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta import factor_scores as fsc
-from bayesmeta.cfa import _codes_and_thresholds, _matrices
+from bayesmeta.validity import factor_scores as fsc
+from bayesmeta.validity.factor_analysis import _codes_and_thresholds, _matrices
 
 RESULTS = Path(__file__).parent / "results"
 FACTORS = ["coh", "con", "flu", "rel"]
@@ -288,7 +288,7 @@ def test_factor_validity_classical_point_values(simulated, sim_fit):
     as scipy computes it; a slice of the metrics gives the same cells."""
     from bayesmeta.summaries import check_table
 
-    res = bm.factor_validity(simulated, sim_fit, method=["kendall", "pearson", "spearman"],
+    res = bm.factor_validity(simulated, sim_fit, coefficient=["kendall", "pearson", "spearman"],
                              resampling={"n_resamples": 200}, random_seed=3)
     tab = res.summary()
     check_table(tab)
@@ -354,7 +354,7 @@ def test_factor_validity_output_level_groupings(simulated, sim_fit):
     }
     for est, value in want.items():
         level, coef = est.rsplit("_", 1)
-        res = bm.factor_validity(simulated, sim_fit, level=level, method=coef,
+        res = bm.factor_validity(simulated, sim_fit, level=level, coefficient=coef,
                                  resampling={"n_resamples": 20}, random_seed=0)
         check_table(res.summary())
         got = res.summary().loc[(est, t, m), "classical"]
@@ -362,8 +362,8 @@ def test_factor_validity_output_level_groupings(simulated, sim_fit):
 
 
 def test_factor_validity_bad_arguments(simulated, sim_fit):
-    with pytest.raises(ValueError, match="method must be"):
-        bm.factor_validity(simulated, sim_fit, method="tau")
+    with pytest.raises(ValueError, match="coefficient must be"):
+        bm.factor_validity(simulated, sim_fit, coefficient="tau")
     with pytest.raises(ValueError, match="not factors"):
         bm.factor_validity(simulated, sim_fit, traits=["COH"])
     with pytest.raises(ValueError, match="level must be one of"):
@@ -567,8 +567,8 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
     """The two-stage Bayesian route with draws that equal the EBM scores and the WLSMV
     factor correlations in every draw: the posterior is the Bayesian bootstrap over items,
     centred near the classical regression-calibration estimate."""
-    from bayesmeta.cfa import _matrices
     from bayesmeta.summaries import check_table
+    from bayesmeta.validity.factor_analysis import _matrices
 
     r = sim_fit.extra["ratings"]
     _, psi, _ = _matrices(sim_fit.details(), list(r["indicator"].values), FACTORS)
@@ -586,7 +586,7 @@ def test_metric_variance_bayesian_two_stage(simulated, sim_fit):
 
 
 def test_claims_default_from_names_and_override(summeval):
-    from bayesmeta.metric_validity.variance import _claims
+    from bayesmeta.validity.variance import _claims
 
     factors = FACTORS
     got = _claims(summeval, ["G.EVAL.4.COH", "SummaQA", "BLEU"], factors, None)
@@ -654,7 +654,7 @@ def test_factor_mtmm_cells_kinds_and_campbell_fiske(simulated, sim_fit):
     heterotrait cells (recomputed from extra['draws'])."""
     from bayesmeta.summaries import check_table
 
-    res = bm.factor_mtmm(simulated, sim_fit, methods=MTMM_METHODS,
+    res = bm.mtmm(simulated, fit=sim_fit, methods=MTMM_METHODS,
                          resampling={"n_resamples": 200}, random_seed=5)
     tab = res.summary()
     check_table(tab)
@@ -663,7 +663,9 @@ def test_factor_mtmm_cells_kinds_and_campbell_fiske(simulated, sim_fit):
     assert len(tab) == 28  # 4 factor scores + 4 metrics
     assert det["cell"].value_counts().to_dict() == {"heterotrait-heteromethod": 14,
                                                     "heterotrait-monomethod": 8,
-                                                    "convergent": 6}
+                                                    "validity diagonal": 6}
+    assert det["evidence"].value_counts().to_dict() == {"heterotrait-heteromethod": 14,
+                                                        "divergent": 8, "convergent": 6}
     fs = sim_fit.factor_scores(level="system")
     x = simulated["score"].isel(run=0).mean("item")
     got = tab.loc[("system_kendall", "coh", "Expert", "coh", "A"), "classical"]
@@ -698,25 +700,25 @@ def test_factor_mtmm_bayesian_and_default_methods(simulated, sim_fit, summeval,
                                                   lavaan_fits):
     from bayesmeta.summaries import check_table
 
-    res = bm.factor_mtmm(simulated, _FakeBayesFit(sim_fit.factor_scores(), 0.3),
+    res = bm.mtmm(simulated, fit=_FakeBayesFit(sim_fit.factor_scores(), 0.3),
                          methods=MTMM_METHODS, random_seed=1)
     check_table(res.summary())
     assert "r_hat" in res.summary().columns
     assert res.details()["p_gt_heteromethod"].notna().sum() == 6
     # SummEval: the G-Eval families are found by name (4 + 4 + 4 variables)
-    se = bm.factor_mtmm(summeval, lavaan_fits["four"], resampling={"n_resamples": 0})
+    se = bm.mtmm(summeval, fit=lavaan_fits["four"], resampling={"n_resamples": 0})
     methods = set(se.summary().index.get_level_values("method"))
     assert methods == {"Expert", "G.EVAL.3.5", "G.EVAL.4"}
     assert len(se.summary()) == 12 * 11 // 2
     with pytest.raises(ValueError, match="not a factor"):
-        bm.factor_mtmm(simulated, sim_fit, methods={"A": {"COH": "metric01.COH"}})
+        bm.mtmm(simulated, fit=sim_fit, methods={"A": {"COH": "metric01.COH"}})
 
 
 def test_plots_return_axes(simulated, sim_fit, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from bayesmeta import plots
+    from bayesmeta.validity import plots
 
     fv = bm.factor_validity(simulated, sim_fit, resampling={"n_resamples": 20},
                             random_seed=0)
@@ -726,7 +728,7 @@ def test_plots_return_axes(simulated, sim_fit, tmp_path):
                               random_seed=0)
     ax = plots.plot_residual_pcs(res)
     assert len(ax.texts) == 12
-    mt = bm.factor_mtmm(simulated, sim_fit, methods=MTMM_METHODS,
+    mt = bm.mtmm(simulated, fit=sim_fit, methods=MTMM_METHODS,
                         resampling={"n_resamples": 20}, random_seed=0)
     ax = plots.plot_mtmm_cells(mt)
     assert len(ax.texts) == 28

@@ -1,4 +1,4 @@
-"""The augmented-response likelihood of the ordinal CFA (``bayesmeta.models._ghk``): the
+"""The augmented-response likelihood of the ordinal CFA (``bayesmeta.validity._ghk``): the
 numba kernel against SciPy, its hand-written gradient against finite differences, the GHK
 identity against SciPy's multivariate normal box probability, and the conditional factor
 scores against a simulation."""
@@ -26,7 +26,7 @@ def _corr(J: int, seed: int) -> np.ndarray:
 def _problem(N: int = 40, J: int = 5, seed: int = 0):
     """A random correlation factor, cut points (padded with -BIG/BIG), categories with one
     missing entry (slots 0 and K: the whole line)."""
-    from bayesmeta.models._ordinal import BIG
+    from bayesmeta._ordinal import BIG
 
     rng = np.random.default_rng(seed)
     L = np.linalg.cholesky(_corr(J, seed))
@@ -45,7 +45,7 @@ def _bounds(cuts, lo_slot, hi_slot):
 
 
 def test_kernel_matches_scipy_reference():
-    from bayesmeta.models._ghk import _kernels, ghk_numpy
+    from bayesmeta.validity._ghk import _kernels, ghk_numpy
 
     L, cuts, lo_s, hi_s, u = _problem()
     total, e, _ = _kernels()[0](L, cuts, lo_s, hi_s, u)
@@ -57,7 +57,7 @@ def test_kernel_matches_scipy_reference():
 def test_far_tail_is_finite_and_exact():
     """A box 9 sd out: Phi(-9) is 1e-19, where forming Phi(b) - Phi(a) from the upper
     side cancels to 0. One indicator: the log-probability is log Phi(-9) exactly."""
-    from bayesmeta.models._ghk import _kernels
+    from bayesmeta.validity._ghk import _kernels
 
     cuts = np.array([[-1e3, 9.0, 1e3]])
     total, e, _ = _kernels()[0](np.eye(1), cuts, np.array([[1]]), np.array([[2]]),
@@ -71,7 +71,7 @@ def test_far_tail_is_finite_and_exact():
 def test_ghk_identity_against_multivariate_normal_box_probability():
     """Averaged over uniform u, prod_j (Phi(b_j) - Phi(a_j)) is P(y* in box) for
     y* ~ N(0, Sigma) (Genz 1992): checked against SciPy's multivariate normal CDF."""
-    from bayesmeta.models._ghk import _kernels
+    from bayesmeta.validity._ghk import _kernels
 
     J = 3
     S = _corr(J, 3)
@@ -95,7 +95,7 @@ def test_ghk_identity_against_multivariate_normal_box_probability():
 def test_gradient_matches_finite_differences(mode):
     import pytensor.tensor as pt
 
-    from bayesmeta.models._ghk import ghk_loglik
+    from bayesmeta.validity._ghk import ghk_loglik
 
     L0, cuts0, lo_s, hi_s, u0 = _problem(N=30, J=5, seed=2)
     L, c, u = pt.dmatrix("L"), pt.dmatrix("c"), pt.dmatrix("u")
@@ -123,7 +123,7 @@ def test_gradient_matches_finite_differences(mode):
 def test_cholesky_op_matches_numpy_and_pytensor_gradient():
     import pytensor.tensor as pt
 
-    from bayesmeta.models._ghk import cholesky
+    from bayesmeta.validity._ghk import cholesky
 
     S = _corr(6, 5)
     W = np.random.default_rng(0).standard_normal((6, 6))
@@ -146,8 +146,8 @@ def test_conditional_factor_scores_match_simulation():
     (regression of eta on y*, 200,000 draws)."""
     import arviz as az
 
-    from bayesmeta.models._cfa_build import design_from_wide
-    from bayesmeta.models._cfa_derived import draw_factor_scores
+    from bayesmeta.validity._cfa_build import design_from_wide
+    from bayesmeta.validity._cfa_derived import draw_factor_scores
 
     F, fo = 2, np.array([0, 0, 0, 1, 1, 1])
     lstd = np.array([0.9, 0.8, 0.7, 0.95, 0.6, 0.85])
@@ -180,7 +180,7 @@ def test_conditional_factor_scores_match_simulation():
 def test_wrong_dtype_names_the_input():
     import pytensor.tensor as pt
 
-    from bayesmeta.models._ghk import ghk_loglik
+    from bayesmeta.validity._ghk import ghk_loglik
 
     L0, cuts0, lo_s, hi_s, u0 = _problem(N=5, J=3)
     with pytest.raises(TypeError, match="'lo_slot' must be int64, got float64"):

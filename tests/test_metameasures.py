@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import MEASURES, correlation_measures
-from bayesmeta.classical.metameasures import coarsen
-from bayesmeta.classical.resampling import permutation_test
+from bayesmeta.correlation.measures import MEASURES, correlation_measures
+from bayesmeta.correlation.metameasures import coarsen
+from bayesmeta.correlation.resampling import permutation_test
 from bayesmeta.simulate import simulate_correlation_study
 from bayesmeta.summaries import check_table
 
@@ -36,9 +36,8 @@ def test_discriminative_power_is_mean_pvalue(five):
                                rtol=0, atol=1e-15)
     assert (det["n_pairs"] == 10).all()
     assert det["rank"].min() == 1
-    with pytest.warns(FutureWarning, match="resampling="):
-        old = bm.discriminative_power(five, "COH", n_permutations=99, random_seed=3)
-    assert old.summary().equals(tab)
+    with pytest.raises(TypeError, match="n_permutations"):
+        bm.discriminative_power(five, "COH", n_permutations=99, random_seed=3)
     curve = dp.extra["curve"].values
     assert (np.diff(curve, axis=1) <= 0).all()  # sorted descending
     np.testing.assert_allclose(curve.mean(1), tab["classical"].values, atol=1e-15)
@@ -46,7 +45,7 @@ def test_discriminative_power_is_mean_pvalue(five):
 
 def test_ranking_consistency_equals_direct_splits(five):
     n_trials = 6
-    rc = bm.ranking_consistency(five, "COH", n_trials=n_trials, random_seed=9)
+    rc = bm.ranking_consistency(five, "COH", resampling={"n_resamples": n_trials}, random_seed=9)
     x = five["score"].isel(run=0).transpose("metric", "system", "item").values
     z = five["rating"].sel(trait="COH").mean("rater").values
     rng = np.random.default_rng(9)
@@ -124,7 +123,11 @@ def test_plots_return_axes(five):
     import matplotlib
 
     matplotlib.use("Agg")
-    from bayesmeta.plots import plot_beats_heatmap, plot_pvalue_curves, plot_rank_distribution
+    from bayesmeta.correlation.plots import (
+        plot_beats_heatmap,
+        plot_pvalue_curves,
+        plot_rank_distribution,
+    )
 
     dp = bm.discriminative_power(five, "COH", measures="global",
                                  resampling={"n_permutations": 19}, random_seed=0)
@@ -138,7 +141,7 @@ def test_plots_return_axes(five):
 
 def test_summeval_ranking_consistency_runs(summeval):
     """Real data, a few splits: every measure's consistency is a valid tau."""
-    rc = bm.ranking_consistency(summeval, "COH", measures="global", n_trials=10,
+    rc = bm.ranking_consistency(summeval, "COH", measures="global", resampling={"n_resamples": 10},
                                 random_seed=0).summary()
     check_table(rc)
     assert rc["classical"].between(-1, 1).all()

@@ -1,4 +1,4 @@
-"""Tests of the Bayesian ordinal CFA (bayesmeta.models.ordinal_cfa).
+"""Tests of the Bayesian ordinal CFA (bayesmeta.validity.ordinal_cfa).
 
 Tiers (style.md rule 9): structure tests build the model and evaluate its log density
 without sampling; pipeline tests replace the sampler by draws around known values (fast);
@@ -16,12 +16,12 @@ import xarray as xr
 from scipy import special, stats
 
 import bayesmeta as bm
-from bayesmeta.models import _cfa_build as cb
-from bayesmeta.models import _cfa_derived as cd
-from bayesmeta.models import _cfa_setup as cs
-from bayesmeta.models import ordinal_cfa as oc
 from bayesmeta.summaries import check_table
-from bayesmeta.syntax import parse_model
+from bayesmeta.validity import _cfa_build as cb
+from bayesmeta.validity import _cfa_derived as cd
+from bayesmeta.validity import _cfa_setup as cs
+from bayesmeta.validity import ordinal_cfa as oc
+from bayesmeta.validity.syntax import parse_model
 
 TRAITS = ("COH", "CON", "FLU", "REL")
 SYNTAX4 = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))
@@ -411,9 +411,10 @@ def test_bm_cfa_dispatches_bayes(monkeypatch):
     assert seen["syntax"] == SYNTAX4
 
 
-def test_sampler_options_legacy_keywords_and_drawn_seed(monkeypatch):
-    """What reaches the sampler: this model's defaults, fast caps, the deprecated keywords
-    folded in with a FutureWarning, a drawn seed (the pipeline stops at the sampler)."""
+def test_sampler_options_and_drawn_seed(monkeypatch):
+    """What reaches the sampler: this model's defaults, fast caps, ``sampling=`` (the only
+    way to set them: ``chains=`` is refused), a drawn seed (the pipeline stops at the
+    sampler)."""
 
     class Stop(Exception):
         pass
@@ -438,8 +439,10 @@ def test_sampler_options_legacy_keywords_and_drawn_seed(monkeypatch):
     o = seen[-1]["options"]
     assert (o.chains, o.tune, o.draws, o.fast) == (2, 300, 300, True)
     assert seen[-1]["random_seed"] == 9 and seen[-1]["progress"] is False
-    with pytest.warns(FutureWarning, match=r"cfa\(chains=2.*sampling="), pytest.raises(Stop):
-        bm.cfa(SYNTAX4, ds, method="bayes", chains=2, draws=50)
+    with pytest.raises(Stop):
+        bm.cfa(SYNTAX4, ds, method="bayes", sampling={"chains": 2, "draws": 50})
     assert (seen[-1]["options"].chains, seen[-1]["options"].draws) == (2, 50)
+    with pytest.raises(TypeError, match="chains"):
+        bm.cfa(SYNTAX4, ds, method="bayes", chains=2)
     with pytest.raises(TypeError, match="cfa"):
         bm.cfa(SYNTAX4, ds, method="bayes", drawz=5)

@@ -20,7 +20,7 @@ def _reference(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def test_log_interval_prob_matches_scipy_everywhere():
     import pytensor.tensor as pt
 
-    from bayesmeta.models._ordinal import BIG, log_interval_prob
+    from bayesmeta._ordinal import BIG, log_interval_prob
 
     rng = np.random.default_rng(0)
     lo = rng.normal(scale=8, size=5000)

@@ -27,10 +27,10 @@ def _all_stats(ds) -> dict[str, pd.Series]:
         "sem": cons.xs("sem", level="estimand")["classical"],
         "stability": bm.stability(ds).summary()["classical"],
         "agreement": bm.agreement(ds).summary()["classical"],
-        "mtmm": bm.mtmm(ds, method="kendall").summary()["classical"],
+        "mtmm": bm.mtmm(ds, coefficient="kendall").summary()["classical"],
         "cv_within_system": bm.concurrent_validity(ds, "COH", level="within_system").summary()[
             "classical"],
-        "cv_system": bm.concurrent_validity(ds, "CON", method="pearson").summary()[
+        "cv_system": bm.concurrent_validity(ds, "CON", coefficient="pearson").summary()[
             "classical"],
     }
     return out
@@ -58,7 +58,7 @@ def test_relabelling_systems_and_items_changes_nothing(seed, n_sys, n_items, per
 @SETTINGS
 @given(data=st.data(), n_sys=st.integers(3, 12), n_items=st.integers(2, 15))
 def test_alpha_at_most_one(data, n_sys, n_items):
-    from bayesmeta.classical.reliability import cronbach_alpha
+    from bayesmeta.reliability.classical import cronbach_alpha
 
     vals = data.draw(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=n_sys * n_items,
                               max_size=n_sys * n_items))
@@ -72,11 +72,11 @@ def test_alpha_at_most_one(data, n_sys, n_items):
        level=st.sampled_from(["system", "within_system", "within_item", "global"]))
 def test_correlations_bounded(seed, method, level):
     ds = _dataset(seed, 6, 8)
-    cv = bm.concurrent_validity(ds, "FLU", method=method, level=level).summary()
+    cv = bm.concurrent_validity(ds, "FLU", coefficient=method, level=level).summary()
     assert set(cv.index.get_level_values("estimand")) == {f"{level}_{method}"}
     r = cv["classical"].dropna()
     assert ((r >= -1 - 1e-12) & (r <= 1 + 1e-12)).all()
-    mt = bm.mtmm(ds, method=method)
+    mt = bm.mtmm(ds, coefficient=method)
     off = mt.summary().xs("correlation", level="estimand")["classical"].dropna()
     assert len(off) > 0
     assert ((off >= -1 - 1e-12) & (off <= 1 + 1e-12)).all()

@@ -1,4 +1,4 @@
-"""The many-facet rater model (bayesmeta.models.rater, card models/rater.md).
+"""The many-facet rater model (bayesmeta.raters.model, card models/rater.md).
 
 Tiers (style.md rule 9): structure tests build the model and run the whole result pipeline
 on a mocked posterior (no sampling); the slow tier fits small simulated data, checks
@@ -21,8 +21,8 @@ import xarray as xr
 from scipy import special
 
 import bayesmeta as bm
-from bayesmeta.classical.rater import classical_counterparts
-from bayesmeta.models import rater as rm
+from bayesmeta.raters import model as rm
+from bayesmeta.raters.classical import classical_counterparts
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_rater
 from bayesmeta.summaries import check_table
@@ -302,7 +302,7 @@ def _run_mocked(data, **kwargs):
     return res, calls
 
 
-def test_sampler_options_legacy_keywords_and_drawn_seed(small):
+def test_sampler_options_and_drawn_seed(small):
     res, calls = _run_mocked(small, traits=["COH"], sampling={"draws": 123, "chains": 3})
     opts = calls[0]["options"]
     assert (opts.draws, opts.chains, opts.tune, opts.sampler) == (123, 3, 1000, "nutpie")
@@ -312,8 +312,8 @@ def test_sampler_options_legacy_keywords_and_drawn_seed(small):
     assert res.provenance["data_hash"] == bm.results.data_hash(small)
     _, calls = _run_mocked(small, traits=["COH"], sampling="fast", random_seed=2)
     assert calls[0]["options"].fast and calls[0]["options"].draws == 300
-    with pytest.warns(FutureWarning, match=r"sampling="):
-        _, calls = _run_mocked(small, traits=["COH"], draws=40, tune=30, random_seed=2)
+    _, calls = _run_mocked(small, traits=["COH"], sampling={"draws": 40, "tune": 30},
+                           random_seed=2)
     assert (calls[0]["options"].draws, calls[0]["options"].tune) == (40, 30)
     with pytest.raises(TypeError, match="rater_bias"):
         rm.rater_bias(small, drawz=10)

@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import correlation_measures
 from bayesmeta.cli import main
+from bayesmeta.correlation.measures import correlation_measures
 from bayesmeta.data import select
 
 # paper 002, Table 1 (and the shared data README): the human columns of each file

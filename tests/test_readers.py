@@ -17,7 +17,7 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import correlation_measures
+from bayesmeta.correlation.measures import correlation_measures
 from bayesmeta.data import ReadWarning, read_report, select
 
 GLOBAL = ["global_pearson", "global_spearman", "global_kendall"]

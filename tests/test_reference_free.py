@@ -19,7 +19,7 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.reference_free import KS_CUTS, ks_statistic
+from bayesmeta.reference_free.kinds import KS_CUTS, ks_statistic
 from bayesmeta.summaries import check_table
 
 # the repository's aspect_level_analysis.py: criteria per dataset and their Table 10 alias
@@ -218,7 +218,8 @@ def test_perturbation_detection_interval_coverage_over_300_simulations():
     94% Beta-Binomial HDI must cover 0.7 in 88-99% of them; Clopper-Pearson is exact-
     conservative (>= 0.94 in expectation; 0.90 allows Monte Carlo error of 300 draws)."""
     ds = _simulated_pairs(300, 60, 0.7, 0.1, seed=11)
-    res = bm.perturbation_detection(ds, compare=False, n_draws=2000, random_seed=5)
+    res = bm.perturbation_detection(ds, compare=False, resampling={"n_resamples": 2000},
+                                    random_seed=5)
     tab = res.summary()
     check_table(tab)
     rate = tab.xs("detection_rate", level="estimand")
@@ -232,7 +233,8 @@ def test_perturbation_detection_interval_coverage_over_300_simulations():
 
 def test_perturbation_detection_matches_closed_form_beta_posterior():
     ds = _simulated_pairs(2, 50, 0.6, 0.2, seed=2)
-    res = bm.perturbation_detection(ds, n_draws=20000, random_seed=0, prior=(1.0, 1.0))
+    res = bm.perturbation_detection(ds, resampling={"n_resamples": 20000}, random_seed=0,
+                                    prior=(1.0, 1.0))
     det = res.details().xs("detection_rate", level="estimand")
     rate = res.summary().xs("detection_rate", level="estimand")
     for (metric, *_), row in rate.iterrows():
@@ -276,7 +278,7 @@ def test_perturbation_detection_long_table_threshold_and_kinds():
     # kinds from the dataset coordinate: the group contrast appears
     ds = bm.metric_kinds(_simulated_pairs(4, 40, 0.7, 0.1, seed=3).assign_coords(
         metric=["a_src_hypo", "b_src_hypo", "c_ref_hypo", "d_ref_hypo"]))
-    tab = bm.perturbation_detection(ds, random_seed=2, n_draws=1000).summary()
+    tab = bm.perturbation_detection(ds, random_seed=2, resampling={"n_resamples": 1000}).summary()
     assert ("detection_free_minus_based", "", "", "shuffled", "") in tab.index
     check_table(tab)
 
@@ -292,7 +294,7 @@ def _bivariate(n_out, rhos, seed):
 
 
 def test_average_ranks_and_rowwise_spearman_match_scipy():
-    from bayesmeta.classical.pre_assessment import average_ranks, dense_codes, rowwise_corr
+    from bayesmeta.reference_free.pre_assessment import average_ranks, dense_codes, rowwise_corr
 
     rng = np.random.default_rng(1)
     x = rng.integers(0, 6, size=(5, 40)).astype(float)
@@ -308,10 +310,10 @@ def test_pre_assessment_planned_n_achieves_its_probability():
     n_needed (P(|r_n - r_full| <= 0.1) >= 0.9) is checked with fresh subsets from another
     seed: at n_needed the probability is >= 0.9 and one grid step below it is < 0.9, each
     within 3 Monte Carlo standard errors (sqrt(.09 / 4000) = 0.0047)."""
-    from bayesmeta.classical.pre_assessment import subset_corr
+    from bayesmeta.reference_free.pre_assessment import subset_corr
 
     ds = _bivariate(1500, (0.5, 0.2), seed=0)
-    res = bm.pre_assessment(ds, "q", n=(20, 50, 100), n_draws=2000, random_seed=1)
+    res = bm.pre_assessment(ds, "q", n=(20, 50, 100), n_subsets=2000, random_seed=1)
     tab = res.summary()
     check_table(tab)
     assert tab.attrs["ci_kind"] == "equal_tailed"
@@ -347,7 +349,8 @@ def test_reference_choice_on_multi_reference_data(nlgeval_home, name):
     repo = pd.read_csv(nlgeval_home / "analysis" / f"correlation_{name}.csv", index_col=0)
     trait = "informativeness"
     for coef in ("pearson", "spearman"):  # the Spearman result is checked further below
-        res = bm.reference_choice(ds, trait, coefficient=coef, n_draws=200, random_seed=4,
+        res = bm.reference_choice(ds, trait, coefficient=coef, resampling={"n_resamples": 200},
+                                  random_seed=4,
                                   decompose=coef == "spearman")
         tab = res.summary()
         check_table(tab)
@@ -360,7 +363,7 @@ def test_reference_choice_on_multi_reference_data(nlgeval_home, name):
     assert (rand["sd"] > 0.005).all()
     share = tab.xs("share_reference_choice", level="estimand")["classical"]
     assert ((share > 0) & (share < 1)).all()
-    again = bm.reference_choice(ds, trait, n_draws=200, random_seed=4).summary()
+    again = bm.reference_choice(ds, trait, resampling={"n_resamples": 200}, random_seed=4).summary()
     pd.testing.assert_frame_equal(again, tab)
 
 
@@ -384,7 +387,7 @@ def test_reference_choice_single_reference_has_no_spread():
     ds = xr.Dataset({"judgment": (("system", "item", "trait"), h[..., None]),
                      "score": (("metric", "system", "item", "reference"), s)},
                     coords={"metric": ["m"], "trait": ["q"], "reference": ["1", "2", "3"]})
-    res = bm.reference_choice(ds, "q", n_draws=300, random_seed=0)
+    res = bm.reference_choice(ds, "q", resampling={"n_resamples": 300}, random_seed=0)
     det = res.details().xs(("correlation", "first", ""),
                            level=("estimand", "reference", "set"))
     assert det.loc["m", "refs_max"] == 2
@@ -400,7 +403,7 @@ COEF = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats
 
 @pytest.mark.parametrize("coefficient", sorted(COEF))
 def test_weighted_corr_equals_scipy_on_repeated_data(coefficient):
-    from bayesmeta.classical.meta_correlation import weighted_corr
+    from bayesmeta.reference_free.meta_correlation import weighted_corr
 
     rng = np.random.default_rng(0)
     x = rng.integers(0, 5, (3, 30)).astype(float)
@@ -451,7 +454,7 @@ def test_meta_correlation_summeval_quality_and_documented_difference(nlgeval_hom
     own implementations (ROUGE, BERTScore-roberta, ...), not the repository's re-scoring
     (BERTScore-deberta, python rouge), so P_i differ (ROUGE-2: by up to 0.1) and so does
     M: -0.447 here vs -0.468 in Table 11 for coherence-ROUGE-2-F (Spearman)."""
-    from bayesmeta.classical.meta_correlation import weighted_corr
+    from bayesmeta.reference_free.meta_correlation import weighted_corr
 
     sysf = pd.read_csv(nlgeval_home / "analysis" / "system_SummEval.csv").set_index("model")
     meta = pd.read_csv(nlgeval_home / "analysis" / "system_SummEval_meta.csv").set_index(
@@ -514,13 +517,13 @@ def test_plots_return_axes_and_results_round_trip(tmp_path, simulated):
     import matplotlib
 
     matplotlib.use("Agg")
-    from bayesmeta import plots_reference_free as pl
+    from bayesmeta.reference_free import plots as pl
 
     ks = bm.ks_score(_simulated_ks_data(), "quality", cuts=(3, 5), random_seed=0,
                      resampling={"n_resamples": 50, "n_permutations": 0})
     assert pl.plot_ks_heatmap({"sim": ks, "again": ks}).get_title().startswith("KS score")
     det = bm.perturbation_detection(_simulated_pairs(3, 30, 0.7, 0.1, seed=0), random_seed=0,
-                                    n_draws=200)
+                                    resampling={"n_resamples": 200})
     assert pl.plot_detection(det).get_ylabel() == "share of pairs"
     with pytest.raises(ValueError, match="perturbation 'x'"):
         pl.plot_detection(det, perturbation="x")
@@ -533,7 +536,7 @@ def test_plots_return_axes_and_results_round_trip(tmp_path, simulated):
     ds = xr.Dataset({"judgment": (("system", "item", "trait"), h[..., None]),
                      "score": (("metric", "system", "item", "reference"), s[None])},
                     coords={"metric": ["m"], "trait": ["q"], "reference": list("123")})
-    rc = bm.reference_choice(ds, "q", n_draws=100, random_seed=0)
+    rc = bm.reference_choice(ds, "q", resampling={"n_resamples": 100}, random_seed=0)
     assert pl.plot_reference_choice(rc) is not None
     for res in (ks, det, meta, rc):
         path = res.save(tmp_path / f"{type(res).__name__}{id(res)}.nc")
@@ -547,7 +550,7 @@ def test_perturbation_detection_dataset_threshold_uses_the_originals_human_score
     ds = ds.assign(judgment=(("system", "item", "trait"), h[..., None])).assign_coords(
         trait=["coherence"])
     res = bm.perturbation_detection(ds, trait="coherence", threshold=3, random_seed=0,
-                                    n_draws=200)
+                                    resampling={"n_resamples": 200})
     det = res.details().xs("detection_rate", level="estimand")
     assert (det["n_pairs"] == int((h >= 3).sum())).all()
     assert (det["n_excluded"] == int((h < 3).sum())).all()
@@ -559,7 +562,7 @@ def test_perturbation_detection_dataset_threshold_uses_the_originals_human_score
 
 def test_pre_assessment_pearson_and_errors():
     ds = _bivariate(300, (0.5,), seed=3)
-    res = bm.pre_assessment(ds, "q", n=(30,), n_draws=300, coefficient="pearson",
+    res = bm.pre_assessment(ds, "q", n=(30,), n_subsets=300, coefficient="pearson",
                             search=False, random_seed=0)
     full = res.summary().loc[("correlation", "rho0.5", "all", ""), "classical"]
     h = ds["judgment"].values.ravel()
@@ -645,7 +648,7 @@ def test_perturbation_detection_on_mutt_reorderings_scored_by_lexical_metrics():
     refs = pd.read_csv(home / "mutt" / "references.csv")
     refs = refs[(refs["n_refs"] == 5) & refs["corruption"].isin(["swap_chunks", "shuffled"])]
     scores = score_pairs(pairs, refs, ["bleu", "rouge1"], progress=False)
-    res = bm.perturbation_detection(scores, random_seed=0, n_draws=1000)
+    res = bm.perturbation_detection(scores, random_seed=0, resampling={"n_resamples": 1000})
     tab = res.summary()
     ties = tab.xs("tie_rate", level="estimand")["classical"]
     rate = tab.xs("detection_rate", level="estimand")["classical"]
@@ -659,7 +662,7 @@ def test_perturbation_detection_on_mutt_reorderings_scored_by_lexical_metrics():
 def test_kind_comparison_kendall_equals_scipy_tau_b_with_ties():
     """Kendall (tau-b) over all outputs: unit weights give scipy.stats.kendalltau to 1e-12 on
     scores with many ties; bootstrap counts give the tau-b of the repeated outputs (1e-12)."""
-    from bayesmeta.classical.kind_comparison import sample_corr
+    from bayesmeta.reference_free.kind_comparison import sample_corr
 
     rng = np.random.default_rng(5)
     h = rng.integers(1, 6, size=(1, 120)).astype(float)            # 5-point scale: ties
@@ -729,7 +732,7 @@ def test_pre_assessment_kind_contrast():
     contrast."""
     ds = _bivariate(600, (0.6, 0.5, 0.4, 0.3), seed=7)
     kinds = bm.metric_kinds(ds, reference_based=["rho0.4", "rho0.3"])
-    res = bm.pre_assessment(kinds, "q", n=(30, 100), n_draws=400, search=False,
+    res = bm.pre_assessment(kinds, "q", n=(30, 100), n_subsets=400, search=False,
                             random_seed=2, resampling={"n_resamples": 400})
     tab = res.summary()
     check_table(tab)
@@ -759,15 +762,15 @@ def test_pre_assessment_kind_contrast():
             pytest.approx(np.mean(np.sign(diff) == np.sign(d["classical"])), abs=1e-12)
     assert tab.loc[("correlation_free_minus_based", "", "30", ""), "sd"] > \
         tab.loc[("correlation_free_minus_based", "", "100", ""), "sd"]
-    plain = bm.pre_assessment(ds, "q", n=(30, 100), n_draws=400, search=False,
+    plain = bm.pre_assessment(ds, "q", n=(30, 100), n_subsets=400, search=False,
                               random_seed=2).summary()
     pd.testing.assert_frame_equal(plain, tab.loc[plain.index, plain.columns],
                                   check_dtype=False)
     assert not plain.index.get_level_values("estimand").str.contains("free_minus").any()
-    note = " ".join(bm.pre_assessment(ds, "q", n=(30,), n_draws=50, search=False,
+    note = " ".join(bm.pre_assessment(ds, "q", n=(30,), n_subsets=50, search=False,
                                       random_seed=0).notes)
     assert "no metric coordinate 'reference_based'" in note
-    one = bm.pre_assessment(kinds, "q", metrics=["rho0.6", "rho0.5"], n=(30,), n_draws=50,
+    one = bm.pre_assessment(kinds, "q", metrics=["rho0.6", "rho0.5"], n=(30,), n_subsets=50,
                             search=False, random_seed=0)
     assert "all reference-free" in " ".join(one.notes)
 
@@ -803,7 +806,8 @@ def test_reference_choice_kind_contrast():
             coords={"metric": names, "trait": ["q"], "reference": ["1", "2", "3"]}))
 
     ds = make(s)
-    res = bm.reference_choice(ds, "q", metrics=names, n_draws=2000, random_seed=3,
+    res = bm.reference_choice(ds, "q", metrics=names, resampling={"n_resamples": 2000},
+                              random_seed=3,
                               decompose=False)
     tab = res.summary()
     check_table(tab)
@@ -826,16 +830,18 @@ def test_reference_choice_kind_contrast():
     assert d["hdi_low"] < truth < d["hdi_high"]
     same = s.copy()
     same[2:, 0] = np.where(np.isfinite(s[2:, 0]), s[2:, 0, :, :1], np.nan)
-    d_same = bm.reference_choice(make(same), "q", metrics=names, n_draws=2000,
+    d_same = bm.reference_choice(make(same), "q", metrics=names, resampling={"n_resamples": 2000},
                                  random_seed=3, decompose=False).summary().loc[
         ("correlation_free_minus_based", "", "random", "")]
     assert d_same["sd"] < d["sd"]
     plain = bm.reference_choice(ds.drop_vars(["reference_based", "inputs"]), "q",
-                                metrics=names, n_draws=300, random_seed=3).summary()
-    kinds = bm.reference_choice(ds, "q", metrics=names, n_draws=300, random_seed=3).summary()
+                                metrics=names, resampling={"n_resamples": 300},
+                                random_seed=3).summary()
+    kinds = bm.reference_choice(ds, "q", metrics=names, resampling={"n_resamples": 300},
+                                random_seed=3).summary()
     pd.testing.assert_frame_equal(plain, kinds.loc[plain.index, plain.columns],
                                   check_dtype=False)
-    default = bm.reference_choice(ds, "q", n_draws=100, random_seed=0)
+    default = bm.reference_choice(ds, "q", resampling={"n_resamples": 100}, random_seed=0)
     assert "all reference-based" in " ".join(default.notes)
     assert "correlation_free_minus_based" not in default.summary().index.get_level_values(0)
 
@@ -845,7 +851,7 @@ def test_kind_contrast_helper_and_absence_notes():
     difference equal NumPy's (1e-15), the percentile interval is np.quantile of the
     per-draw differences (1e-12), post=None gives classical-only rows; ks_score,
     meta_correlation and perturbation_detection say in a note why a contrast is absent."""
-    from bayesmeta.classical.reference_free import kind_contrast, kind_note
+    from bayesmeta.reference_free.kinds import kind_contrast, kind_note
 
     rng = np.random.default_rng(0)
     kinds = np.array([False, True, False, True, True])
@@ -875,5 +881,5 @@ def test_kind_contrast_helper_and_absence_notes():
     s = rng.normal(size=50)
     df = pd.DataFrame({"metric": np.repeat(["a", "b"], 50), "pair_id": np.tile(np.arange(50), 2),
                        "score_original": np.r_[s, s], "score_corrupted": np.r_[s - 1, s]})
-    pdn = bm.perturbation_detection(df, random_seed=0, n_draws=100)
+    pdn = bm.perturbation_detection(df, random_seed=0, resampling={"n_resamples": 100})
     assert "A score table carries no kinds" in " ".join(pdn.notes)

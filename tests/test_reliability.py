@@ -13,7 +13,7 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical.reliability import cronbach_alpha, pairwise_covariance
+from bayesmeta.reliability.classical import cronbach_alpha, pairwise_covariance
 from bayesmeta.summaries import check_table
 
 
@@ -117,23 +117,12 @@ def test_consistency_all_items_equals_no_subsets(simulated):
     pd.testing.assert_frame_equal(a, b)
 
 
-def test_consistency_old_spellings_warn_and_agree(simulated):
-    new = bm.consistency(simulated, n_items=20, n_subsets=10, random_seed=3, raters=False)
-    with pytest.warns(FutureWarning, match=r"consistency\(data, n_items=20, n_subsets=10, "
-                                           r"random_seed=3\)"):
-        old = bm.consistency(simulated, 20, 10, 3, raters=False)
-    pd.testing.assert_frame_equal(old.summary(), new.summary())
-    with pytest.warns(FutureWarning, match=r"raters=False"):
-        old = bm.consistency(simulated, n_items=20, n_subsets=10, random_seed=3,
-                             ratings=False)
-    pd.testing.assert_frame_equal(old.summary(), new.summary())
-    with pytest.warns(FutureWarning, match=r"raters=\['Rater.1.COH'\]"):
-        old = bm.consistency(simulated, metrics=[], ratings=["Rater.1.COH"]).summary()
-    assert old.index.get_level_values("variable").unique().tolist() == ["Rater.1.COH"]
-    with pytest.raises(TypeError, match="both ratings= and raters="):
-        bm.consistency(simulated, ratings=True, raters=["Rater.1"])
-    with pytest.raises(TypeError, match="by position and by keyword"):
-        bm.consistency(simulated, 20, n_items=30)
+def test_consistency_refuses_the_old_spellings(simulated):
+    """Positional options and ``ratings=`` of the previous release are errors (no shim)."""
+    with pytest.raises(TypeError, match="positional"):
+        bm.consistency(simulated, 20, 10, 3, raters=False)
+    with pytest.raises(TypeError, match="'ratings'"):
+        bm.consistency(simulated, ratings=False)
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         bm.consistency(simulated, n_item=20)
 
@@ -277,7 +266,7 @@ def test_alpha_is_nan_not_huge_when_the_total_score_has_no_variance():
     """Two items that cancel exactly (x and c - x) give a constant total score: alpha is
     undefined. Round-off used to turn 0/0 into values like 1.4e16 (found by the
     relabelling property test)."""
-    from bayesmeta.classical.reliability import cronbach_alpha
+    from bayesmeta.reliability.classical import cronbach_alpha
 
     x = np.array([0.1, 0.7, 0.3, 0.9, 0.2]) * 3.7
     y = np.column_stack([x, 1.3 - x, np.full(5, 0.4)])

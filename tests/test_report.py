@@ -170,7 +170,7 @@ def evil_data():
 
 @pytest.fixture(scope="module")
 def sim_report(evil_data):
-    return bm.report(evil_data, random_seed=1, n_resamples=50)
+    return bm.report(evil_data, random_seed=1, resampling={"n_resamples": 50})
 
 
 def test_simulated_report_has_every_section(sim_report):
@@ -203,7 +203,7 @@ def test_simulated_report_is_self_contained_and_escaped(sim_report, tmp_path):
 
 @pytest.mark.slow
 def test_simulated_report_with_bayes_fast(evil_data):
-    rep = bm.report(evil_data, random_seed=1, n_resamples=50, bayes="fast",
+    rep = bm.report(evil_data, random_seed=1, resampling={"n_resamples": 50}, bayes="fast",
                     sections=["reliability", "rater"])
     for run in rep.runs:
         assert run.status == "ok", run.error
@@ -252,7 +252,7 @@ def test_nlgeval_rater_sections_are_skipped_with_reason(nlgeval_names):
         warnings.simplefilter("ignore")
         ds = bm.datasets.nlgeval("usr_topic_mean")
     rep = bm.report(ds, sections=["data", "reference_free", *RATER_SECTIONS], bayes="fast",
-                    random_seed=0, n_resamples=100)
+                    random_seed=0, resampling={"n_resamples": 100})
     assert rep.section("data").status == "ok"
     ref = rep.section("reference_free")  # paper 002's section plugs in through the interface
     assert ref.status == "ok", ref.error
@@ -274,7 +274,7 @@ def test_nlgeval_origin_reports_render(nlgeval_names, tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ds = bm.datasets.nlgeval(name)
-        rep = bm.report(ds, random_seed=0, n_resamples=100)
+        rep = bm.report(ds, random_seed=0, resampling={"n_resamples": 100})
         for key in RATER_SECTIONS:
             assert rep.section(key).status == "skipped", (name, key)
         failed = {r.key: r.error for r in rep.runs if r.status == "failed"}

@@ -40,7 +40,7 @@ def test_design_file_gives_the_same_report_as_the_flags(tmp_path, capsys, csv_fi
     path, metrics = csv_file
     flags = ["report", str(path), "--metrics", ",".join(metrics[:3]),
              "--human", "fluency=FLU,coherence=COH", "--trait", "FLU", "--seed", "4",
-             "--resamples", "30", "--method", "spearman"]
+             "--resamples", "30", "--coefficient", "spearman"]
     assert main([*flags, "--out", str(tmp_path / "flags.html")]) == 0
     by_flags = capsys.readouterr()
     design = path.parent / "design.toml"  # beside the data: `data` is relative to it
@@ -50,7 +50,7 @@ def test_design_file_gives_the_same_report_as_the_flags(tmp_path, capsys, csv_fi
         f"metrics = {metrics[:3]!r}\n".replace("'", '"') +
         'human = {fluency = "FLU", coherence = "COH"}\n'
         "[report]\n"
-        'traits = ["FLU"]\nseed = 4\nresamples = 30\nmethod = "spearman"\n'
+        'traits = ["FLU"]\nseed = 4\nresamples = 30\ncoefficient = "spearman"\n'
         f'out = "{(tmp_path / "design.html").as_posix()}"\n', encoding="utf-8")
     assert main(["report", "--design", str(design)]) == 0, capsys.readouterr().err
     by_design = capsys.readouterr()

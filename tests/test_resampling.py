@@ -9,8 +9,8 @@ from scipy import stats
 from test_correlation import _loop
 
 import bayesmeta as bm
-from bayesmeta.classical.correlation import MEASURES
-from bayesmeta.classical.resampling import (
+from bayesmeta.correlation.measures import MEASURES, correlation_measures
+from bayesmeta.correlation.resampling import (
     bayesian_bootstrap,
     bootstrap,
     percentile_interval,
@@ -152,10 +152,10 @@ def test_bootstrap_weights_equal_resampled_matrices(small):
                          measures="within_item_pearson")
     assert sys_only.attrs["unit"] == "systems"
     items = bootstrap(x, z, unit="items", n_resamples=4, random_seed=1)
-    with pytest.warns(FutureWarning, match="unit='items'"):
-        old = bootstrap(x, z, unit="inputs", n_resamples=4, random_seed=1)
-    np.testing.assert_array_equal(items.values, old.values)
-    with pytest.warns(FutureWarning, match="scheme='items'"):
+    assert items.attrs["unit"] == "items"
+    with pytest.raises(ValueError, match="unit must be one of"):
+        bootstrap(x, z, unit="inputs", n_resamples=4, random_seed=1)
+    with pytest.raises(ValueError, match="scheme must be one of"):
         permutation_test(x, z, measures="system_pearson", scheme="inputs", n_permutations=9)
 
 
@@ -167,7 +167,7 @@ def test_bayesian_bootstrap_draws(small):
     again = bayesian_bootstrap(x, z, n_resamples=200, random_seed=0)
     np.testing.assert_array_equal(d.values, again.values)
     # posterior centred near the sample measure for the strongest metric
-    point = bm.classical.correlation.correlation_measures(x, z)
+    point = correlation_measures(x, z)
     assert abs(float(d.sel(metric="m2").mean("resample").sel(measure="global_pearson"))
                - float(point.sel(metric="m2", measure="global_pearson"))) < 0.1
 
@@ -228,17 +228,16 @@ def test_compare_metrics_probabilities(simulated):
     assert det.loc[("difference", "system_kendall", "COH", "metric01.COH", "metric05.COH"),
                    "p_beats"] == res.p_beats("system_kendall").loc["metric01.COH",
                                                                    "metric05.COH"]
-    with pytest.warns(FutureWarning, match="resampling="):
-        old = bm.compare_metrics(simulated, "COH", metrics=metrics, measures=measures,
-                                 n_resamples=300, n_permutations=99, random_seed=0)
-    assert old.summary().equals(tab) and old.details().equals(det)
+    with pytest.raises(TypeError, match="n_resamples"):
+        bm.compare_metrics(simulated, "COH", metrics=metrics, measures=measures,
+                           n_resamples=300, n_permutations=99, random_seed=0)
 
 
 def test_few_systems_calibration_note(simulated):
     """Results with global- or input-level measures from fewer than FEW_SYSTEMS systems say
     their HDIs run short (the measured shortfall of test_bayesian_bootstrap_hdi_coverage);
     system- and item-level results, and results from enough systems, do not."""
-    from bayesmeta.classical.resampling import FEW_SYSTEMS, calibration_note
+    from bayesmeta.correlation.resampling import FEW_SYSTEMS, calibration_note
 
     assert calibration_note(FEW_SYSTEMS, ["global_pearson"]) is None
     assert calibration_note(FEW_SYSTEMS - 1, ["within_item_kendall"]) is not None

@@ -81,14 +81,14 @@ def test_load_imports_the_module_of_a_lazily_imported_result_class(tmp_path):
     save = textwrap.dedent('''
         import sys
         import pandas as pd
-        from bayesmeta.models.ordinal_cfa import OrdinalCFAResult
+        from bayesmeta.validity.ordinal_cfa import OrdinalCFAResult
         idx = pd.MultiIndex.from_tuples([("loading", "coh")], names=["estimand", "trait"])
         OrdinalCFAResult(pd.DataFrame({"mean": [0.8]}, index=idx), title="t").save(sys.argv[1])
     ''')
     load = textwrap.dedent('''
         import sys
         import bayesmeta as bm
-        assert "bayesmeta.models.ordinal_cfa" not in sys.modules
+        assert "bayesmeta.validity.ordinal_cfa" not in sys.modules
         print(type(bm.load(sys.argv[1])).__name__)
     ''')
     path = str(tmp_path / "cfa.nc")

@@ -44,7 +44,7 @@ ANALYSES = {
     "discriminative_power": (lambda ds, **kw: bm.discriminative_power(
         ds, "COH", measures="system_pearson", resampling=SMALL, **kw), True),
     "ranking_consistency": (lambda ds, **kw: bm.ranking_consistency(
-        ds, "COH", measures="system_pearson", n_trials=30, **kw), True),
+        ds, "COH", measures="system_pearson", resampling={"n_resamples": 30}, **kw), True),
     "granularity": (lambda ds, **kw: bm.granularity(
         ds, "COH", metric="metric01.COH", levels=[2, 5], measures="system_pearson"), False),
     "granularity_simulation": (lambda ds, **kw: bm.granularity_simulation(

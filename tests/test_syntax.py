@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bayesmeta.syntax import Covariance, Loading, ModelSpec, parse_model
+from bayesmeta.validity.syntax import Covariance, Loading, ModelSpec, parse_model
 
 COLUMNS = [f"Expert.{e}.{t}" for e in (1, 2, 3) for t in ("COH", "CON", "FLU", "REL")]
 FOUR = """

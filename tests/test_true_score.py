@@ -21,11 +21,11 @@ import xarray as xr
 from scipy import stats
 
 import bayesmeta as bm
-from bayesmeta.classical import generalizability as gt
-from bayesmeta.classical.reliability import cronbach_alpha, items_needed, spearman_brown
-from bayesmeta.models import _true_score_build as tb
-from bayesmeta.models import decision_study as dsm
-from bayesmeta.models import true_score as ts
+from bayesmeta.reliability import _true_score_build as tb
+from bayesmeta.reliability import d_study as dsm
+from bayesmeta.reliability import generalizability as gt
+from bayesmeta.reliability import true_score as ts
+from bayesmeta.reliability.classical import cronbach_alpha, items_needed, spearman_brown
 from bayesmeta.results import data_hash
 from bayesmeta.sampling import ConvergenceWarning
 from bayesmeta.simulate import simulate_true_score
@@ -247,7 +247,7 @@ def test_selection_of_metrics_and_raters(simulated):
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"target": 1.0}, "target must be in"),
-    ({"method": "exact"}, "method must be one of"),
+    ({"estimator": "exact"}, "estimator must be one of"),
     ({"ci_prob": 0}, "ci_prob must lie strictly between 0 and 1"),
 ])
 def test_reliability_validates_arguments(simulated, kwargs, match):
@@ -497,7 +497,7 @@ def test_exact_and_full_likelihood_give_the_same_posterior():
     ds = _sim(11)
     kw = dict(sampling={"draws": 1000, "tune": 500, "chains": 2}, random_seed=12)
     exact = bm.reliability(ds, **kw)
-    full = bm.reliability(ds, method="full", **kw)
+    full = bm.reliability(ds, estimator="full", **kw)
     assert "exact ANOVA" in exact.info["likelihood"]
     assert "random effects" in full.info["likelihood"]
     _compare(exact, full)
@@ -585,7 +585,7 @@ def test_judgment_is_fitted_as_a_single_run_variable(tmp_path):
     pd.testing.assert_frame_equal(back.details(), det)
     without = tb.collect(ds, judgments=False)
     assert without.labels == ["m1", "m2", "m3"]
-    d = fit.decision_study(n_items=[10, 40], n_runs=[1, 2])
+    d = bm.decision_study(fit, n_items=[10, 40], n_runs=[1, 2])
     check_table(d.summary())
     assert ("reliability", "fact", "10", "2") not in d.summary().index  # single-run
     dback = bm.load(d.save(tmp_path / "dstudy.nc"))
@@ -594,22 +594,17 @@ def test_judgment_is_fitted_as_a_single_run_variable(tmp_path):
     pd.testing.assert_frame_equal(dback.items_needed(), d.items_needed())
 
 
-def test_legacy_sampler_keywords_warn_and_give_the_same_draws():
+def test_old_sampler_keywords_are_refused():
+    """``fast=``, ``progressbar=`` (reliability) and ``items=``/``runs=`` (decision study)
+    of the previous release are errors naming them: ``sampling=`` and ``n_items=``/
+    ``n_runs=`` are the one spelling."""
     ds = _sim(25)
     new = bm.reliability(ds, sampling={"fast": True}, random_seed=5)
-    with pytest.warns(FutureWarning, match=r"sampling=\{'fast': True\}"):
-        old = bm.reliability(ds, fast=True, random_seed=5)
-    xr.testing.assert_equal(new.posterior["consistency"], old.posterior["consistency"])
-    with pytest.warns(FutureWarning, match="progress="):
-        bm.reliability(ds, sampling="fast", random_seed=5, progressbar=False)
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        bm.reliability(ds, sampling="fast", draw=10)
-    with pytest.warns(FutureWarning) as rec:
-        d = bm.decision_study(new, items=[10], runs=[1])
-    assert {"n_items=", "n_runs="} <= {m for w in rec for m in ("n_items=", "n_runs=")
-                                       if m in str(w.message)}
-    pd.testing.assert_frame_equal(d.summary(), new.decision_study(n_items=[10], n_runs=[1])
-                                  .summary())
+    for old in ({"fast": True}, {"progressbar": False}, {"draw": 10}):
+        with pytest.raises(TypeError, match=next(iter(old))):
+            bm.reliability(ds, random_seed=5, **old)
+    with pytest.raises(TypeError, match="items"):
+        bm.decision_study(new, items=[10], runs=[1])
     with pytest.raises(ValueError, match="'m9' is not a label of dim 'variable'"):
         bm.decision_study(new, variables=["m9"])
 
@@ -626,7 +621,7 @@ def test_decision_study_classical_curve_matches_closed_form():
     s2_si = (ms[2] - s2_e) / R
     s2_s = (ms[0] - ms[2]) / (I * R)
     fit = bm.reliability(ds, sampling="fast", random_seed=27)
-    tab = fit.decision_study(n_items=[7, 40], n_runs=[1, 3]).summary()
+    tab = bm.decision_study(fit, n_items=[7, 40], n_runs=[1, 3]).summary()
     for j in (7, 40):
         for r in (1, 3):
             ref = s2_s / (s2_s + s2_si / j + s2_e / (j * r))

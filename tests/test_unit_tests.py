@@ -9,8 +9,8 @@ import pytest
 import scipy.stats as st
 
 import bayesmeta as bm
-from bayesmeta.classical.unit_tests import pass_outcomes
 from bayesmeta.summaries import check_table
+from bayesmeta.unit_tests.classical import pass_outcomes
 
 
 def test_pass_rules_by_hand():
@@ -208,7 +208,7 @@ def test_save_load_round_trip_and_plots(tmp_path):
     assert back.provenance == res.provenance
     assert float(back.extra["pairs"]["score_original"].sum()) == pytest.approx(
         float(res.extra["pairs"]["score_original"].sum()))
-    from bayesmeta.plots import plot_refs_effect, plot_unit_tests
+    from bayesmeta.unit_tests.plots import plot_refs_effect, plot_unit_tests
 
     ax = plot_unit_tests(res, n_refs=20)
     assert len(ax.get_yticklabels()) == 3

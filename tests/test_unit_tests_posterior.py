@@ -11,8 +11,8 @@ import pytest
 import scipy.stats as st
 
 import bayesmeta as bm
-from bayesmeta.classical import pass_rates as pr
 from bayesmeta.summaries import hdi
+from bayesmeta.unit_tests import pass_rates as pr
 
 CI = 0.94
 
@@ -164,7 +164,7 @@ def test_human_inconsistency_recovers_known_variance_share():
                            "sick_relatedness": np.concatenate(
                                [rng.normal(4 + bj, 0.4, s) for bj, s in zip(b, sizes,
                                                                               strict=True)])})
-        tab = bm.human_inconsistency(df, random_seed=1, n_draws=2000).summary()
+        tab = bm.human_inconsistency(df, random_seed=1, resampling={"n_resamples": 2000}).summary()
         row = tab.loc[("share_between", "")]
         truth = 0.25 / (0.25 + 0.16)
         hits += int(row["hdi_low"] <= truth <= row["hdi_high"])

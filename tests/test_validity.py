@@ -26,7 +26,7 @@ def _corr(tab, a, b):
 
 @pytest.mark.parametrize("method", ["kendall", "spearman", "pearson"])
 def test_mtmm_cells_equal_scipy(simulated, method):
-    res = bm.mtmm(simulated, method=method)
+    res = bm.mtmm(simulated, coefficient=method)
     tab = res.summary()
     check_table(tab)
     means = simulated["rating"].mean("item")
@@ -79,7 +79,7 @@ def test_mtmm_labels_and_diagonal(simulated):
 def test_mtmm_with_metric_design(simulated):
     design = {"metric01.COH": ("autoA", "COH"), "metric02.CON": ("autoA", "CON"),
               "Rater.1.COH": ("Rater.1", "COH"), "Rater.1.CON": ("Rater.1", "CON")}
-    res = bm.mtmm(simulated, design=design, method="pearson")
+    res = bm.mtmm(simulated, design=design, coefficient="pearson")
     tab = res.summary()
     check_table(tab)
     assert res.details().loc[("correlation", "metric01.COH", "Rater.1.COH"), "cell"] == \
@@ -92,7 +92,7 @@ def test_mtmm_with_metric_design(simulated):
 
 def test_mtmm_metrics_take_their_trait_and_method(simulated):
     res = bm.mtmm(simulated, metrics=["metric01.COH", "metric02.CON"], raters=["Rater.1"],
-                  method="spearman")
+                  coefficient="spearman")
     det = res.details()
     row = det.loc[("correlation", "metric01.COH", "Rater.1.COH")]
     assert (row["method"], row["trait"], row["cell"]) == ("metric01", "COH",
@@ -105,7 +105,7 @@ def test_mtmm_metrics_take_their_trait_and_method(simulated):
 
 
 def test_mtmm_global_level_equals_pooled_scipy(simulated):
-    tab = bm.mtmm(simulated, raters=["Rater.1.COH", "Rater.2.CON"], method="pearson",
+    tab = bm.mtmm(simulated, raters=["Rater.1.COH", "Rater.2.CON"], coefficient="pearson",
                   level="global").summary()
     x = simulated["rating"].sel(rater="Rater.1", trait="COH").values.ravel()
     y = simulated["rating"].sel(rater="Rater.2", trait="CON").values.ravel()
@@ -113,66 +113,16 @@ def test_mtmm_global_level_equals_pooled_scipy(simulated):
                                                                       abs=1e-12)
 
 
-def test_mtmm_old_positional_spelling_warns(simulated):
+def test_mtmm_options_are_keywords(simulated):
+    """``mtmm(data, design, method)`` of the previous release is an error: options are
+    keywords, the coefficient is ``coefficient=``."""
     design = {"Rater.1.COH": ("Rater.1", "COH"), "Rater.2.COH": ("Rater.2", "COH")}
-    with pytest.warns(FutureWarning) as rec:
-        old = bm.mtmm(simulated, design, "pearson")
-    assert sorted(str(w.message).split(" with ")[0] for w in rec) == [
-        "mtmm(data, design)", "mtmm(data, method)"]
-    new = bm.mtmm(simulated, design=design, method="pearson")
-    pd.testing.assert_frame_equal(old.summary(), new.summary())
-    with pytest.raises(ValueError, match="method must be one of"):
-        bm.mtmm(simulated, method="tau")
-
-
-def _loop(x: np.ndarray, y: np.ndarray, method: str, level: str) -> float:
-    f = SCIPY[method]
-    if level == "system":
-        return f(x.mean(1), y.mean(1))
-    if level == "global":
-        return f(x.ravel(), y.ravel())
-    if level == "within_system":
-        return np.nanmean([f(x[s], y[s]) for s in range(x.shape[0])])
-    return np.nanmean([f(x[:, i], y[:, i]) if np.ptp(y[:, i]) > 0 else np.nan
-                       for i in range(x.shape[1])])
-
-
-@pytest.mark.parametrize("level", ["system", "within_system", "within_item", "global"])
-@pytest.mark.parametrize("method", ["kendall", "pearson"])
-def test_concurrent_validity_equals_direct_loop(simulated, level, method):
-    res = bm.concurrent_validity(simulated, "REL", method=method, level=level)
-    tab = res.summary()
-    check_table(tab)
-    assert tab.index.names == ["estimand", "trait", "metric"]
-    assert set(tab.index.get_level_values("estimand")) == {f"{level}_{method}"}
-    human = simulated["rating"].sel(trait="REL").mean("rater").values
-    for m in ("metric04.REL", "metric11.FLU"):
-        x = simulated["score"].sel(metric=m, run="1").values
-        assert tab.loc[(f"{level}_{method}", "REL", m), "classical"] == pytest.approx(
-            _loop(x, human, method, level), abs=1e-12)
-    det = res.details()
-    assert (det["n_systems"] == 17).all() and (det["n_outputs"] == 1700).all()
-    assert (det["human"] == "REL (mean of 3 raters)").all()
-    if (level, method) == ("system", "pearson"):
-        assert tab.attrs["classical_ci_kind"] == "Fisher z"
-    else:
-        assert "classical_low" not in tab.columns
-
-
-def test_concurrent_validity_fisher_interval_equals_scipy(simulated):
-    """The interval of a system-level Pearson r is scipy's Fisher-z interval
-    (``pearsonr(...).confidence_interval``; R: ``cor.test(x, y, conf.level = .94)``)."""
-    tab = bm.concurrent_validity(simulated, "COH", method="pearson").summary()
-    assert tab.attrs["classical_ci_prob"] == pytest.approx(0.94)
-    human = simulated["rating"].sel(trait="COH").mean("rater").mean("item").values
-    for m in ("metric01.COH", "metric06.CON"):
-        x = simulated["score"].sel(metric=m, run="1").mean("item").values
-        ci = stats.pearsonr(x, human).confidence_interval(0.94)
-        row = tab.loc[("system_pearson", "COH", m)]
-        assert row["classical_low"] == pytest.approx(ci.low, abs=1e-12)
-        assert row["classical_high"] == pytest.approx(ci.high, abs=1e-12)
-    tab90 = bm.concurrent_validity(simulated, "COH", method="pearson", ci_prob=0.9).summary()
-    assert (tab90["classical_high"] < tab["classical_high"]).all()
+    with pytest.raises(TypeError, match="positional"):
+        bm.mtmm(simulated, design, "pearson")
+    with pytest.raises(TypeError, match="'method'"):
+        bm.mtmm(simulated, design=design, method="pearson")
+    with pytest.raises(ValueError, match="coefficient must be one of"):
+        bm.mtmm(simulated, coefficient="tau")
 
 
 def test_concurrent_validity_criteria(simulated):
@@ -182,10 +132,8 @@ def test_concurrent_validity_criteria(simulated):
     np.testing.assert_array_equal(many.xs("FLU", level="trait")["classical"],
                                   one.xs("FLU", level="trait")["classical"])
     sub = bm.concurrent_validity(simulated, "FLU", raters="Rater.2")
-    with pytest.warns(FutureWarning, match="raters='Rater.2'"):
-        old = bm.concurrent_validity(simulated, "Rater.2.FLU")
-    np.testing.assert_array_equal(sub.summary()["classical"].to_numpy(),
-                                  old.summary()["classical"].to_numpy())
+    with pytest.raises(ValueError, match=r"unknown criterion 'Rater\.2\.FLU'"):
+        bm.concurrent_validity(simulated, "Rater.2.FLU")
     assert (sub.details()["human"] == "Rater.2.FLU").all()
     with pytest.raises(ValueError, match="unknown criterion 'XYZ'"):
         bm.concurrent_validity(simulated, "XYZ")
@@ -193,19 +141,15 @@ def test_concurrent_validity_criteria(simulated):
         bm.concurrent_validity(simulated, "COH", level="document")
 
 
-def test_concurrent_validity_old_spellings_warn(simulated):
-    new = bm.concurrent_validity(simulated, "COH", method="pearson", level="global")
-    with pytest.warns(FutureWarning) as rec:
-        old = bm.concurrent_validity(simulated, "COH", "pearson", "global")
-    assert len(rec) == 2 and all("by position is deprecated" in str(w.message) for w in rec)
-    pd.testing.assert_frame_equal(old.summary(), new.summary())
-    with pytest.warns(FutureWarning, match="criterion="):
-        crit = bm.concurrent_validity(simulated, criterion="COH")
-    pd.testing.assert_frame_equal(crit.summary(),
-                                  bm.concurrent_validity(simulated, "COH").summary())
-    human = simulated["rating"].sel(trait="COH").mean("rater").rename("h")
-    with pytest.warns(FutureWarning, match="human="):
-        bm.concurrent_validity(simulated, human)
+def test_concurrent_validity_old_spellings_are_refused(simulated):
+    """Positional options, ``criterion=`` and a DataArray trait of the previous release are
+    errors: ``trait``, ``human=`` and keyword options are the one spelling."""
+    with pytest.raises(TypeError, match="positional"):
+        bm.concurrent_validity(simulated, "COH", "pearson", "global")
+    with pytest.raises(TypeError, match="'criterion'"):
+        bm.concurrent_validity(simulated, criterion="COH")
+    with pytest.raises(TypeError, match="'method'"):
+        bm.concurrent_validity(simulated, "COH", method="pearson")
 
 
 def test_concurrent_validity_human_aligned_by_label(simulated):
@@ -215,9 +159,9 @@ def test_concurrent_validity_human_aligned_by_label(simulated):
     mean = ds["rating"].sel(trait="COH").mean("rater")
     human = mean.assign_coords(item=np.arange(ds.sizes["item"])).rename("COH mean")
     human = human.isel(item=slice(None, None, -1), system=slice(None, None, -1))  # reordered
-    res = bm.concurrent_validity(ds, human=human, level="within_system", method="pearson")
+    res = bm.concurrent_validity(ds, human=human, level="within_system", coefficient="pearson")
     check_table(res.summary())
-    ref = bm.concurrent_validity(ds, "COH", level="within_system", method="pearson").summary()
+    ref = bm.concurrent_validity(ds, "COH", level="within_system", coefficient="pearson").summary()
     np.testing.assert_allclose(res.summary()["classical"].to_numpy(),
                                ref["classical"].to_numpy(), rtol=0, atol=1e-15)
     assert set(res.summary().index.get_level_values("trait")) == {"COH mean"}
@@ -270,7 +214,7 @@ TABLE1 = """
 def test_summeval_mtmm_reproduces_metriceval_table1(summeval):
     """Table 1 was computed on rank-normalised ratings (App. A.2); every one of its 78
     cells is reproduced to the two decimals printed (tolerance 0.005 + float slack)."""
-    res = bm.mtmm(summeval, method="kendall", normalize=True)
+    res = bm.mtmm(summeval, coefficient="kendall", normalize=True)
     check_table(res.summary())
     mat = res.matrix()
     rows = [list(map(float, line.split())) for line in TABLE1.strip().splitlines()]
@@ -286,7 +230,7 @@ def test_validity_with_a_continuous_judgment(simulated):
     judged = simulated["rating"].mean("rater").where(simulated["trait"] == "REL")
     ds = simulated.assign(rating=simulated["rating"].where(simulated["trait"] != "REL"),
                           judgment=judged)
-    res = bm.mtmm(ds, method="pearson")
+    res = bm.mtmm(ds, coefficient="pearson")
     check_table(res.summary())
     det = res.details()
     assert det.loc[("alpha", "REL", ""), "method"] == "judgment"
@@ -301,29 +245,40 @@ def test_validity_with_a_continuous_judgment(simulated):
 
 def test_validity_results_round_trip(tmp_path, simulated):
     for k, res in enumerate((bm.mtmm(simulated), bm.concurrent_validity(
-            simulated, ["COH", "FLU"], method="pearson"))):
+            simulated, ["COH", "FLU"], coefficient="pearson"))):
         back = bm.load(res.save(tmp_path / f"r{k}.nc"))
         assert type(back) is type(res)
         pd.testing.assert_frame_equal(back.summary(), res.summary())
         assert str(back) == str(res)
 
 
-def test_concurrent_validity_on_cfa_factor_scores(simulated):
-    """criterion=<CFA fit>: the criterion is each trait's factor scores (MetricEval Fig. 4);
-    the classical column equals SciPy's Kendall tau of metric and factor-score system means."""
+def test_factor_validity_on_cfa_factor_scores(simulated):
+    """Validity against factor scores (MetricEval Fig. 4) is bm.factor_validity (no longer a
+    CFA criterion of concurrent_validity): its classical column equals SciPy's Kendall tau of
+    metric and factor-score system means."""
     from scipy.stats import kendalltau
 
     model = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))
                       for t in ("COH", "FLU"))
     fit = bm.cfa(model, simulated)
-    res = bm.concurrent_validity(simulated, criterion=fit, random_seed=3,
-                                 resampling={"n_resamples": 40})
-    tab = res.summary()
+    tab = bm.factor_validity(simulated, fit, random_seed=3,
+                             resampling={"n_resamples": 40}).summary()
     check_table(tab)
-    same = bm.factor_validity(simulated, fit, random_seed=3, resampling={"n_resamples": 40})
-    pd.testing.assert_frame_equal(tab, same.summary())
     eta = fit.factor_scores(level="system").sel(trait="flu")
     x = simulated["score"].sel(metric="metric03.FLU", run="1").mean("item")
     ref = kendalltau(x.sel(system=eta["system"].values).values, eta.values).statistic
     assert tab.loc[("system_kendall", "flu", "metric03.FLU"), "classical"] == pytest.approx(
         ref, abs=1e-12)
+
+
+def test_one_mtmm_refuses_options_of_the_other_table(simulated):
+    """bm.mtmm is the one MTMM: with fit= it tabulates factor scores (the options of the
+    table of ratings are refused, naming them), without fit= the factor-score options are
+    refused (never silently dropped)."""
+    model = "coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH"
+    fit = bm.cfa(model, simulated)
+    with pytest.raises(ValueError, match="raters, normalize apply to the table of ratings"):
+        bm.mtmm(simulated, fit=fit, raters=["Rater.1"], normalize=True)
+    with pytest.raises(ValueError, match="resampling, random_seed apply to mtmm"):
+        bm.mtmm(simulated, resampling={"n_resamples": 10}, random_seed=1)
+    assert not hasattr(bm, "factor_mtmm")

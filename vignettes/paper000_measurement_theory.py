@@ -74,7 +74,7 @@ print("documents needed for consistency 0.9:", dict(zip(geval, need.astype(int),
 # 1-5 ratings the cells differ by up to about 0.1, a reminder that the transform matters.
 
 # %%
-mt = bm.mtmm(data, method="kendall", normalize=True)
+mt = bm.mtmm(data, coefficient="kendall", normalize=True)
 print(mt)
 
 # %% [markdown]

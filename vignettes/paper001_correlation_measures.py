@@ -135,7 +135,8 @@ PAPER_D1 = pd.DataFrame(  # Table 6 (DP) and Table 7 (RC), column D1
            for c in ("pearson", "spearman", "kendall")])
 dp = bm.discriminative_power(data, "COH", metrics=METRICS,
                              resampling={"n_permutations": 100}, random_seed=0)
-rc = bm.ranking_consistency(data, "COH", metrics=METRICS, n_trials=100, random_seed=0)
+rc = bm.ranking_consistency(data, "COH", metrics=METRICS, resampling={"n_resamples": 100},
+                            random_seed=0)
 d1 = PAPER_D1.copy()
 d1["dp_ours"] = dp.summary()["classical"].xs("discriminative_power", level="estimand")
 d1["rc_ours"] = rc.summary()["classical"].xs("ranking_consistency", level="estimand")

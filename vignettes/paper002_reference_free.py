@@ -115,7 +115,8 @@ if HAVE_MUTT:
             rows.append({"metric": name, "pair_id": r.pair_id, "corruption": r.corruption,
                          "score_original": ngram_f1(r.original, rr, n),
                          "score_corrupted": ngram_f1(r.corrupted, rr, n)})
-    det = bm.perturbation_detection(pd.DataFrame(rows), random_seed=2, n_draws=2000)
+    det = bm.perturbation_detection(pd.DataFrame(rows), random_seed=2,
+                                    resampling={"n_resamples": 2000})
     tab = det.summary()
     print(tab.loc[["detection_rate", "tie_rate"]].round(3).to_string())
     print(det.details().loc["detection_difference", ["n_pairs", "p_beats"]].to_string())
@@ -143,7 +144,8 @@ if HAVE_NLG:
 
 # %%
 if HAVE_NLG:
-    rc = bm.reference_choice(sfhot, "informativeness", n_draws=1000, random_seed=4)
+    rc = bm.reference_choice(sfhot, "informativeness", resampling={"n_resamples": 1000},
+                             random_seed=4)
     tab = rc.summary()
     tab = tab.droplevel("set")
     out = pd.DataFrame({
@@ -168,7 +170,7 @@ if HAVE_NLG:
 if HAVE_NLG:
     free = [m for m in sfhot["metric"].values if not sfhot["reference_based"].sel(metric=m)]
     pa = bm.pre_assessment(sfhot, "informativeness", metrics=free[:4], n=(20, 50, 100),
-                           n_draws=1000, random_seed=5)
+                           n_subsets=1000, random_seed=5)
     tab = pa.summary()
     print(tab.xs("correlation", level="estimand")[["classical", "mean", "sd", "hdi_low",
                                                    "hdi_high"]].round(3).to_string())

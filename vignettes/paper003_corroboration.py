@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 import bayesmeta as bm
-from bayesmeta.corroboration_plots import plot_threshold_curves
+from bayesmeta.corroboration.plots import plot_threshold_curves
 
 N_SETS, RESAMPLES, SEED = 15, 60, 2026
 data = bm.datasets.summeval()

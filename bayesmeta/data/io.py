@@ -47,7 +47,7 @@ def _announce(ds: xr.Dataset, notes: list[str], source: str) -> xr.Dataset:
 
 
 def from_wide(
-    df: pd.DataFrame,
+    data: pd.DataFrame,
     *,
     system: str | None = None,
     item: str | None = None,
@@ -69,7 +69,7 @@ def from_wide(
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    data : pandas.DataFrame
         The table.
     system : str, optional
         The column naming the system. Default: the column ``"system"`` if there is one,
@@ -158,6 +158,7 @@ def from_wide(
 
     R equivalent: ``tidyr::pivot_longer()`` of the metric and rating columns.
     """
+    df = data
     ds, notes = build_wide(
         df, source="a DataFrame", system=system, item=item, id=id, id_split=id_split, run=run,
         metrics=metrics, ratings=ratings, human=human, scale=scale, human_scale=human_scale,
@@ -168,7 +169,7 @@ def from_wide(
 
 
 def from_long(
-    df: pd.DataFrame,
+    data: pd.DataFrame,
     *,
     value: str = "value",
     system: str | None = None,
@@ -204,6 +205,7 @@ def from_long(
 
     R equivalent: ``tidyr::pivot_wider()``.
     """
+    df = data
     ds, notes = _build_long(df, source="a DataFrame", value=value, system=system, item=item,
                             id=id, id_split=id_split, rater=rater, trait=trait, metric=metric,
                             run=run, reference=reference, scale=scale,
@@ -273,7 +275,7 @@ def _build_long(df, *, source, value, system, item, id, id_split, rater, trait, 
     return ds, notes
 
 
-def read_report(ds: xr.Dataset) -> pd.DataFrame:
+def read_report(data: xr.Dataset) -> pd.DataFrame:
     """What each column of the file became and why, from ``ds.attrs["read_log"]``.
 
     Returns
@@ -290,6 +292,7 @@ def read_report(ds: xr.Dataset) -> pd.DataFrame:
     >>> read_report(bm.from_wide(df, metrics=["bleu"]))["role"].tolist()
     ['system', 'item', 'metric']
     """
+    ds = data
     text = str(ds.attrs.get("read_log", ""))
     rows = [line.split("\t", 2) for line in text.splitlines() if line]
     return pd.DataFrame(rows, columns=["column", "role", "detail"])

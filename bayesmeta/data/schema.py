@@ -70,7 +70,7 @@ def _fmt(values: Iterable, limit: int = 5) -> str:
 
 
 def validate(
-    ds: xr.Dataset,
+    data: xr.Dataset,
     *,
     min_systems: int = 1,
     min_items: int = 1,
@@ -80,7 +80,7 @@ def validate(
 
     Parameters
     ----------
-    ds : xarray.Dataset
+    data : xarray.Dataset
         Must hold at least one of ``rating`` (dims ``(system, item, rater, trait)``),
         ``judgment`` (``(system, item, trait)``) and ``score`` (``(system, item, metric,
         run)``, optionally with a trailing ``reference`` dim).
@@ -100,6 +100,7 @@ def validate(
         declared scale, a variable or metric with no values at all, infinite values, or a
         trait observed both as ratings and as judgments. The message names the culprit.
     """
+    ds = data
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"data must be an xarray.Dataset, got {type(ds).__name__}.")
     if not any(v in ds for v in ("rating", "judgment", "score")):
@@ -235,7 +236,7 @@ def owned_traits(ds: xr.Dataset, variable: str) -> list[str]:
     return [str(t) for t, ok in zip(ds["trait"].values, seen.values, strict=True) if ok]
 
 
-def missing_report(ds: xr.Dataset) -> pd.DataFrame:
+def missing_report(data: xr.Dataset) -> pd.DataFrame:
     """Count missing values per rater x trait (ratings), per trait (judgments) and per
     metric (scores: an output-run counts as missing when it has no score for any reference).
 
@@ -244,6 +245,7 @@ def missing_report(ds: xr.Dataset) -> pd.DataFrame:
     pandas.DataFrame
         Columns ``variable``, ``label``, ``missing``, ``total``, ``fraction``.
     """
+    ds = data
     rows = []
     total = ds.sizes.get("system", 0) * ds.sizes.get("item", 0)
     if "rating" in ds:

@@ -448,6 +448,29 @@ def ratings_wide(
     return out
 
 
+def output_scores(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None, run: Any,
+            reference: Any, human: xr.DataArray | None
+            ) -> tuple[np.ndarray, np.ndarray, list[str], str]:
+    """Scores ``(metric, output)`` and the human score ``(output,)`` over every
+    (system, item) cell with a human score; metric labels; the human score's label (the
+    output-level analyses of paper 002). Data built by hand without a ``run`` dim count as
+    one run."""
+    if not isinstance(data, xr.Dataset):
+        raise TypeError(f"data must be an xarray.Dataset, got {type(data).__name__}.")
+    labels = check_metrics(data, metrics)
+    if "run" not in data["score"].dims:  # data built by hand: one run
+        data = data.assign(score=data["score"].expand_dims(run=["1"], axis=-1))
+    hs = human_score(data, trait, human=human)
+    sc = metric_scores(data, labels, run=run, reference=reference)
+    h = np.asarray(hs.values.transpose("system", "item").values, float).ravel()
+    x = np.asarray(sc.values, float).reshape(len(labels), -1)
+    keep = np.isfinite(h)
+    if keep.sum() < 4:
+        raise ValueError(f"human score {hs.label!r} has {int(keep.sum())} outputs with a "
+                         "value; at least 4 are needed.")
+    return x[:, keep], h[keep], labels, hs.label
+
+
 def describe(ds: xr.Dataset) -> str:
     """The dataset's size for result headers: ``"system 17, item 100, rater 3, ..."``."""
     return ", ".join(f"{k} {v}" for k, v in ds.sizes.items()
@@ -473,6 +496,7 @@ __all__ = [
     "metric_scores",
     "normalize_labels",
     "ordinal_ratings",
+    "output_scores",
     "pick_reference",
     "pick_run",
     "quantities",

@@ -10,14 +10,15 @@ a report is made.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import xarray as xr
 
+from bayesmeta.options import ResamplingOptions
 from bayesmeta.report._core import (
     BAYES_MODES,
     Context,
-    Report,
     Section,
     SectionOutput,
     SectionRun,
@@ -25,8 +26,13 @@ from bayesmeta.report._core import (
     TableBlock,
     run_sections,
 )
+from bayesmeta.report._report import Report
 from bayesmeta.report.sections import SECTIONS, default_sections
 from bayesmeta.summaries import CI_PROB, check_ci_prob
+from bayesmeta.vocabulary import resampling_options
+
+#: The correlation coefficients of ``coefficient=``.
+COEFFICIENTS = ("kendall", "spearman", "pearson")
 
 __all__ = ["BAYES_MODES", "SECTIONS", "Context", "Report", "Section", "SectionOutput",
            "SectionRun", "Skipped", "TableBlock", "default_sections", "report"]
@@ -36,15 +42,14 @@ def report(
     data: xr.Dataset,
     *,
     traits: Sequence[str] | str | None = None,
-    bayes: str = "off",
+    bayes: str | None = None,
+    coefficient: str | None = None,
+    ci_prob: float | None = None,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
-    n_resamples: int = 1000,
-    method: str = "kendall",
-    ci_prob: float = CI_PROB,
     sections: Sequence[Section | str] | None = None,
     source: str | None = None,
     progress: bool | None = None,
-    n_jobs: int | None = 1,
 ) -> Report:
     """The uncertainty-aware metric report of a dataset.
 
@@ -67,15 +72,18 @@ def report(
         ``"off"``: classical analyses and resampling posteriors only (fast); ``"fast"``:
         also the Bayesian models with capped draws, a preview stated on every affected
         table; ``"full"``: the Bayesian models with full sampler settings.
-    random_seed : int, optional
-        Seed of every resampling and sampler call; drawn and recorded when not given.
-    n_resamples : int
-        Bayesian-bootstrap resamples, permutations and random trials of the resampling
-        analyses (default 1000).
-    method : {"kendall", "spearman", "pearson"}
-        Correlation of MTMM and concurrent validity.
+    coefficient : {"kendall", "spearman", "pearson"}
+        Correlation coefficient of MTMM, concurrent validity and the correlation measures
+        shown (default ``"kendall"``).
     ci_prob : float
         Probability of every interval (default 0.94).
+    resampling : ResamplingOptions or dict, optional
+        The ``resampling=`` of every resampling analysis: ``n_resamples`` (Bayesian-bootstrap
+        resamples and random splits, at least 10; default 1000), ``n_permutations``
+        (default: ``n_resamples``), ``n_jobs`` (default 1: sections run one after another,
+        and on a small machine one worker is fastest).
+    random_seed : int, optional
+        Seed of every resampling and sampler call; drawn and recorded when not given.
     sections : list of Section or str, optional
         The sections to run (keys of :data:`SECTIONS` or :class:`Section` objects, e.g. a
         section of a later analysis); default all.
@@ -83,9 +91,10 @@ def report(
         How to name the data in the header (default ``data.attrs["path"]`` or ``"source"``).
     progress : bool, optional
         One line per section on stderr, with its time (default: when stderr is a terminal).
-    n_jobs : int or None
-        Worker processes of the resampling analyses (default 1: sections run one after
-        another, and on a small machine one worker is fastest; None: the analyses' default).
+
+    Each section receives exactly the options its analyses take (:attr:`Section.options`);
+    an option given here that no section of the run takes (``coefficient``, ``ci_prob``,
+    ``resampling``, ``bayes``) is a ``ValueError`` naming it, never silently dropped.
 
     Returns
     -------
@@ -109,12 +118,24 @@ def report(
 
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be a bayesmeta xarray.Dataset, got {type(data).__name__}.")
+    given = {name for name, value in (("bayes", bayes), ("coefficient", coefficient),
+                                      ("ci_prob", ci_prob), ("resampling", resampling))
+             if value is not None}
+    bayes = "off" if bayes is None else bayes
     if bayes not in BAYES_MODES:
         raise ValueError(f"bayes must be one of {', '.join(map(repr, BAYES_MODES))}, got "
                          f"{bayes!r}.")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 10:
-        raise ValueError(f"n_resamples must be an integer >= 10, got {n_resamples!r}.")
-    ci_prob = check_ci_prob(ci_prob)
+    coefficient = "kendall" if coefficient is None else coefficient
+    if coefficient not in COEFFICIENTS:
+        raise ValueError(f"coefficient must be one of {', '.join(map(repr, COEFFICIENTS))}, "
+                         f"got {coefficient!r}.")
+    opts = resampling_options(resampling, n_jobs=1)
+    if resampling is None or (isinstance(resampling, Mapping)
+                              and "n_permutations" not in resampling):
+        opts = opts.replace(n_permutations=opts.n_resamples)
+    if opts.n_resamples < 10:
+        raise ValueError(f"resampling: n_resamples must be >= 10, got {opts.n_resamples!r}.")
+    ci_prob = check_ci_prob(CI_PROB if ci_prob is None else ci_prob)
     kinds = human_traits(data)
     if traits is None:
         chosen = list(kinds)
@@ -137,13 +158,27 @@ def report(
             else:
                 raise ValueError(f"sections: unknown section {s!r}; sections are "
                                  f"{', '.join(map(repr, by_key))}.")
+    _check_options_used(given, chosen_sections)
     seed = resolve_seed(random_seed)
     src = source or str(data.attrs.get("path") or data.attrs.get("source") or "dataset")
-    ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, n_resamples=n_resamples,
-                  method=method, ci_prob=ci_prob, source=src, n_jobs=n_jobs)
+    ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, resampling=opts,
+                  coefficient=coefficient, ci_prob=ci_prob, source=src)
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     runs = run_sections(data, ctx, chosen_sections, progress=progress)
     sizes = {str(k): int(v) for k, v in data.sizes.items()
              if k in ("system", "item", "rater", "trait", "metric", "run", "reference")}
     return Report(runs, context=ctx, data_hash=data_hash(data), sizes=sizes, source=src)
+
+
+def _check_options_used(given: set[str], sections: Sequence[Section]) -> None:
+    """An option given to :func:`report` reaches at least one section of the run, or the
+    call fails naming it (a section written elsewhere, ``options=None``, takes them all)."""
+    if any(sec.options is None for sec in sections):
+        return
+    for name in sorted(given):
+        if not any(name in sec.options for sec in sections):
+            takers = [s.key for s in SECTIONS if s.options and name in s.options]
+            raise ValueError(f"report(): option {name}= is taken by no section of this run "
+                             f"({', '.join(repr(s.key) for s in sections) or 'none'}); "
+                             f"sections that take it: {', '.join(map(repr, takers))}.")

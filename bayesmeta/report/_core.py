@@ -8,8 +8,6 @@ message instead of stopping the report. Rendering (HTML, text) is separate
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as _dt
 import inspect
 import sys
 import time
@@ -24,10 +22,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta._version import __version__
+from bayesmeta.options import ResamplingOptions
 from bayesmeta.summaries import CI_PROB
 
-__all__ = ["BAYES_MODES", "Context", "Report", "Section", "SectionOutput", "SectionRun",
+__all__ = ["BAYES_MODES", "Context", "Section", "SectionOutput", "SectionRun",
            "Skipped", "TableBlock", "run_sections"]
 
 #: The ``bayes=`` settings of :func:`bayesmeta.report`.
@@ -36,6 +34,11 @@ BAYES_MODES = ("off", "fast", "full")
 #: Convergence thresholds (Vehtari et al. 2021), the same as every printed footer.
 RHAT_MAX = 1.01
 ESS_MIN = 400
+
+
+#: The report's options that a section may take (``Section.options``); an option given to
+#: :func:`bayesmeta.report` that no section of the run takes is an error naming it.
+OPTIONS = ("coefficient", "ci_prob", "resampling", "random_seed", "bayes")
 
 
 @dataclass
@@ -52,40 +55,29 @@ class Context:
         preview with capped draws, stated on every table it produces).
     random_seed : int
         The seed of every resampling and sampler call (recorded in the provenance).
-    n_resamples : int
-        Resamples (Bayesian bootstrap), permutations and random trials of the resampling
-        analyses (correlation measures, discriminative power, ranking consistency).
-    method : str
-        Correlation coefficient of MTMM and concurrent validity.
+    resampling : ResamplingOptions
+        The ``resampling=`` of every resampling analysis (correlation measures,
+        discriminative power, ranking consistency, reference-free comparison).
+    coefficient : str
+        Correlation coefficient of MTMM, concurrent validity and the measures shown.
     ci_prob : float
         Probability of every interval.
-    n_jobs : int or None
-        Worker processes of the resampling analyses (None: their default).
+    source : str
+        How the data is named in the header.
     """
 
     traits: list[str]
     bayes: str = "off"
     random_seed: int = 0
-    n_resamples: int = 1000
-    method: str = "kendall"
+    resampling: ResamplingOptions = field(default_factory=lambda: ResamplingOptions(n_jobs=1))
+    coefficient: str = "kendall"
     ci_prob: float = CI_PROB
     source: str = ""
-    n_jobs: int | None = 1
 
     @property
-    def resampling(self) -> dict[str, Any]:
-        """The ``resampling=`` argument of resampling analyses
-        (:class:`bayesmeta.ResamplingOptions` fields)."""
-        out: dict[str, Any] = {"n_resamples": self.n_resamples,
-                               "n_permutations": self.n_resamples}
-        if self.n_jobs is not None:
-            out["n_jobs"] = self.n_jobs
-        return out
-
-    @property
-    def coefficient(self) -> str:
-        """The coefficient of the correlation measures shown (``method``)."""
-        return self.method
+    def n_resamples(self) -> int:
+        """Resamples of the resampling analyses (for the provenance line)."""
+        return int(self.resampling.n_resamples)
 
     @property
     def sampling(self) -> str | None:
@@ -134,6 +126,9 @@ class Section:
     title: str
     run: Callable[[xr.Dataset, Context], SectionOutput | Skipped]
     bayesian: bool = False
+    #: The report options (:data:`OPTIONS`) the section passes to its analyses; None (a
+    #: section written elsewhere) means any of them.
+    options: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -149,22 +144,6 @@ class SectionRun:
     error: str = ""
     warnings: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
-
-
-def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call an analysis with the keyword options it names (the report's settings are a
-    superset: e.g. ``random_seed`` for a function that draws nothing, or both
-    ``resampling=`` and the older ``n_resamples=``); nothing goes to a ``**legacy``
-    catch-all."""
-    params = inspect.signature(fn).parameters
-    named = {k for k, p in params.items() if p.kind in (
-        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
-    return fn(*args, **{k: v for k, v in kwargs.items() if k in named})
-
-
-def accepts(fn: Callable[..., Any], name: str) -> bool:
-    """Whether an analysis names a keyword option."""
-    return name in inspect.signature(fn).parameters
 
 
 def figure_png(fig: Any) -> str:
@@ -328,111 +307,6 @@ def _doc_summary(obj: Callable[..., Any] | str) -> tuple[str, str]:
 
 
 def _public_names() -> set[str]:
-    import bayesmeta
-
-    return set(getattr(bayesmeta, "__all__", ()))
-
-
-class Report:
-    """The uncertainty-aware metric report: sections, their tables and plots, the
-    convergence problems and the provenance. Made by :func:`bayesmeta.report`.
-
-    ``save(path)`` writes one self-contained HTML file; in Jupyter the report displays
-    inline; ``text()`` is a short plain-text summary; ``str(report)`` is the same.
-    """
-
-    def __init__(self, runs: list[SectionRun], *, context: Context, data_hash: str,
-                 sizes: dict[str, int], source: str, title: str = "bayesmeta report") -> None:
-        self.runs = runs
-        self.context = context
-        self.title = title
-        self.source = source
-        self.sizes = dict(sizes)
-        self.created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        self.provenance = {
-            "bayesmeta": __version__,
-            "data_hash": data_hash,
-            "random_seed": int(context.random_seed),
-            "bayes": context.bayes,
-            "n_resamples": int(context.n_resamples),
-            "ci_prob": float(context.ci_prob),
-        }
-        if context.bayes != "off":
-            from bayesmeta.options import SamplerOptions
-
-            opts = SamplerOptions.coerce(context.bayes).resolve()
-            self.provenance["sampler"] = {k: v for k, v in dataclasses.asdict(opts).items()
-                                          if v is not None}
-        self.convergence = convergence_problems(runs)
-
-    # ------------------------------------------------------------------ access
-    def section(self, key: str) -> SectionRun:
-        """The section run with this key (``"data"``, ``"reliability"``, ...)."""
-        for run in self.runs:
-            if run.key == key:
-                return run
-        raise KeyError(f"no section {key!r}; sections are "
-                       f"{', '.join(repr(r.key) for r in self.runs)}.")
-
-    def signature(self) -> str:
-        """The provenance as one line (as sacrebleu and :meth:`Result.signature` do)."""
-        p = self.provenance
-        parts = [f"bayesmeta:{p['bayesmeta']}", f"data:{p['data_hash']}",
-                 f"seed:{p['random_seed']}", f"bayes:{p['bayes']}",
-                 f"resamples:{p['n_resamples']}", f"ci:{p['ci_prob']:g}"]
-        if "sampler" in p:
-            s = p["sampler"]
-            parts.append(f"sampler:{s.get('sampler')}-{s.get('chains')}x{s.get('draws')}"
-                         f"+{s.get('tune')}" + ("-fast" if s.get("fast") else ""))
-        return "|".join(parts)
-
-    # ------------------------------------------------------------------ output
-    def html(self, *, standalone: bool = True) -> str:
-        """The report as HTML: a whole self-contained page, or (``standalone=False``) a
-        fragment for Jupyter."""
-        from bayesmeta.report._render import render_html
-
-        return render_html(self, standalone=standalone)
-
-    def save(self, path: str | Path) -> Path:
-        """Write the self-contained HTML file; returns its path."""
-        path = Path(path)
-        path.write_text(self.html(), encoding="utf-8")
-        return path
-
-    def _repr_html_(self) -> str:
-        return self.html(standalone=False)
-
-    def text(self) -> str:
-        """A short plain-text summary: data, settings, each section's status and reading,
-        convergence problems."""
-        sizes = " x ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in self.sizes.items())
-        lines = [f"{self.title}: {self.source}", f"  data: {sizes}",
-                 f"  signature: {self.signature()}"]
-        if self.context.bayes == "fast":
-            lines.append("  --bayes fast: a preview with few draws; do not report its numbers.")
-        n_bad = len(self.convergence)
-        lines.append("  convergence: " + ("no problems" if n_bad == 0 else
-                                          f"{n_bad} problem(s) flagged at the top of the report"))
-        lines.append("")
-        width = max(len(r.title) for r in self.runs) if self.runs else 0
-        for run in self.runs:
-            head = f"  {run.title:<{width}}  {run.status:<7} {run.seconds:6.1f} s"
-            if run.status == "ok" and run.output is not None and run.output.reading:
-                first = run.output.reading.split("\n")[0]
-                lines.append(f"{head}  {first}")
-            elif run.status == "skipped":
-                lines.append(f"{head}  {run.reason}")
-            elif run.status == "failed":
-                lines.append(f"{head}  {run.error}")
-            else:
-                lines.append(head)
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def __repr__(self) -> str:
-        counts = {s: sum(r.status == s for r in self.runs) for s in ("ok", "skipped", "failed")}
-        return (f"<Report: {self.source} ({counts['ok']} sections, {counts['skipped']} "
-                f"skipped, {counts['failed']} failed)>")
+    """The names of the public API (read from the loaded package: the report never imports
+    the package above it)."""
+    return set(getattr(sys.modules.get("bayesmeta"), "__all__", ()))

@@ -9,7 +9,7 @@ script and no external resource, and prints cleanly (print CSS).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -17,12 +17,14 @@ import pandas as pd
 from bayesmeta.report._core import (
     ESS_MIN,
     RHAT_MAX,
-    Report,
     TableBlock,
     _doc_summary,
     convergence_by_table,
 )
 from bayesmeta.report._template import CSS, TEMPLATE
+
+if TYPE_CHECKING:  # _report imports this module to render a Report
+    from bayesmeta.report._report import Report
 
 #: Rows shown per table (the rest is counted under the table).
 MAX_ROWS = 60
@@ -94,6 +96,7 @@ def interval_bar(row: pd.Series, lo: float, hi: float) -> str:
 
     seg("classical_low", "classical_high", "classical", 5, "#d9730d", False)
     seg("hdi_low", "hdi_high", "mean", 11, "#1f5fa8", True)
+    seg("elpd_low", "elpd_high", "elpd", 11, "#1f5fa8", True)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -101,7 +104,7 @@ def interval_bar(row: pd.Series, lo: float, hi: float) -> str:
 def _scales(frame: pd.DataFrame) -> dict[Any, tuple[float, float]]:
     """A common axis per estimand (first index level), from every interval and estimate."""
     cols = [c for c in ("classical", "classical_low", "classical_high", "mean", "hdi_low",
-                        "hdi_high") if c in frame.columns]
+                        "hdi_high", "elpd", "elpd_low", "elpd_high") if c in frame.columns]
     if not cols or not any(c.endswith(("_low", "_high")) for c in cols):
         return {}
     key = frame.index.get_level_values(0)
@@ -166,6 +169,10 @@ def table_view(block: TableBlock) -> dict[str, Any]:
         kind = "highest-density interval" if kind == "hdi" else f"{kind} interval"
         notes.append(f"mean, sd, hdi_low/high: posterior; {float(a.get('ci_prob', np.nan)):.0%} "
                      f"{kind} (blue bar; dot = mean).")
+    if "elpd_low" in frame.columns:
+        notes.append(f"elpd, elpd_low/high: PSIS-LOO expected log predictive density; "
+                     f"{float(a.get('elpd_ci_prob', np.nan)):.0%} {a.get('elpd_ci_kind', '')} "
+                     f"interval (blue bar; dot = estimate).")
     if "r_hat" in frame.columns:
         notes.append(f"r_hat <= {RHAT_MAX} and ess_bulk >= {ESS_MIN} mean the chains agree "
                      f"and the summary is precise enough to report (red: not met).")

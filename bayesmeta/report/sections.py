@@ -1,11 +1,11 @@
 """The report's sections. Each is ``section(data, context) -> SectionOutput | Skipped``.
 
 A section calls bayesmeta's public analyses, puts their summaries (the one table shape:
-classical and Bayesian side by side) in tables, draws its plots with :mod:`bayesmeta.plots`,
-and writes a two-line reading in plain language. A section returns :class:`Skipped` with
-the reason when the data lacks its inputs (no ordinal ratings, one system, ...). New
-analyses plug in by adding a :class:`~bayesmeta.report.Section` to :data:`SECTIONS` (or
-passing ``sections=`` to :func:`bayesmeta.report`).
+classical and Bayesian side by side) in tables, draws its plots with each package's
+``plots`` module, and writes a two-line reading in plain language. A section returns
+:class:`Skipped` with the reason when the data lacks its inputs (no ordinal ratings, one
+system, ...). New analyses plug in by adding a :class:`~bayesmeta.report.Section` to
+:data:`SECTIONS` (or passing ``sections=`` to :func:`bayesmeta.report`).
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesmeta.plots import estimate_column, plot_table_heatmap
 from bayesmeta.report._core import (
     Context,
     Section,
     SectionOutput,
     Skipped,
     TableBlock,
-    accepts,
-    call,
 )
+from bayesmeta.validity.plots import plot_mtmm_matrix
 
 __all__ = ["SECTIONS", "default_sections"]
 
@@ -56,49 +56,10 @@ def _no_ratings_reason(ds: xr.Dataset) -> str:
     return "the data has no ordinal ratings by rater (variable 'rating')"
 
 
-def _estimate_column(frame: pd.DataFrame) -> str | None:
-    for c in ("mean", "classical"):
-        if c in frame.columns and frame[c].notna().any():
-            return c
-    return None
-
-
 def _label(idx: Any) -> str:
     """A row's design labels (after the estimand) joined with " / "."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     return " / ".join(str(p) for p in parts[1:] if str(p) != "") or str(parts[0])
-
-
-def heatmap(frame: pd.DataFrame, rows: str, cols: str, title: str, *,
-            vmin: float = -1.0, vmax: float = 1.0) -> Any:
-    """Heatmap of one estimate column of a table, ``rows`` x ``cols`` index levels (the
-    first estimand only)."""
-    import matplotlib.pyplot as plt
-
-    est = frame.index.get_level_values(0)
-    sub = frame[est == est[0]]
-    col = _estimate_column(sub)
-    if col is None or rows not in sub.index.names or cols not in sub.index.names:
-        return None
-    mat = sub[col].groupby(level=[rows, cols], sort=False).first().unstack(cols)
-    h = max(3.0, 0.25 * mat.shape[0] + 1.5)
-    w = max(4.0, 0.5 * mat.shape[1] + 3.5)
-    fig, ax = plt.subplots(figsize=(w, h))
-    im = ax.imshow(mat.to_numpy(dtype=float), cmap="RdBu_r", vmin=vmin, vmax=vmax,
-                   aspect="auto")
-    ax.set_yticks(np.arange(mat.shape[0]))
-    ax.set_yticklabels([str(v) for v in mat.index], fontsize=7)
-    ax.set_xticks(np.arange(mat.shape[1]))
-    ax.set_xticklabels([str(v) for v in mat.columns], rotation=45, ha="right", fontsize=7)
-    if mat.size <= 400:
-        for (i, j), v in np.ndenumerate(mat.to_numpy(dtype=float)):
-            if np.isfinite(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
-                        color="white" if abs(v) > 0.6 * max(abs(vmin), abs(vmax)) else "black")
-    ax.set_title(title, fontsize=10)
-    fig.colorbar(im, ax=ax, label=col)
-    fig.tight_layout()
-    return fig
 
 
 def _interval(row: pd.Series) -> str:
@@ -118,7 +79,7 @@ def extremes(frame: pd.DataFrame, estimand: str | None = None, *, what: str = ""
     if estimand is None:
         estimand = str(est[0])
     sub = frame[est == estimand]
-    col = _estimate_column(sub)
+    col = estimate_column(sub)
     if col is None or sub[col].notna().sum() == 0:
         return ""
     s = sub[col].astype(float)
@@ -248,25 +209,24 @@ def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
 def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Consistency (internal consistency of system means over items), stability over runs,
     and under ``bayes`` the true-score model with its decision study."""
-    import bayesmeta as bm
+    from bayesmeta.reliability import consistency, decision_study, reliability, stability
 
     if _n(ds, "system") < 2:
         return Skipped(f"reliability of system means needs at least 2 systems; the data has "
                        f"{_n(ds, 'system')}")
     if "score" not in ds and not _has_ratings(ds):
         return Skipped("the data has no metric scores and no ordinal ratings")
-    tables, figures, results, methods = [], [], [], [bm.consistency]
-    cons = call(bm.consistency, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed,
-                resampling=ctx.resampling)
+    tables, figures, results, methods = [], [], [], [consistency]
+    cons = consistency(ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
     results.append(cons)
     tables.append(block(cons, ctx))
     figures.append(forest(cons))
     reading = [extremes(cons.summary(), what="Consistency (system means over items)",
                         higher="most consistent", lower="least consistent")]
     if "score" in ds and _n(ds, "run") >= 2:
-        stab = call(bm.stability, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+        stab = stability(ds, ci_prob=ctx.ci_prob)
         results.append(stab)
-        methods.append(bm.stability)
+        methods.append(stability)
         tables.append(block(stab, ctx))
         reading.append(extremes(stab.summary(), what="Stability over runs",
                                 higher="most stable", lower="least stable"))
@@ -274,10 +234,10 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
         reading.append("Stability over repeated runs is not computed: the metrics have one run.")
     notes = []
     if ctx.bayes != "off" and "score" in ds:
-        rel = call(bm.reliability, ds, ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                   random_seed=ctx.random_seed, progress=False)
+        rel = reliability(ds, ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+                          random_seed=ctx.random_seed, progress=False)
         results.append(rel)
-        methods += [bm.reliability, "models/true_score.md"]
+        methods += [reliability, "models/true_score.md"]
         frame = rel.summary()
         est = frame.index.get_level_values(0)
         key = np.isin(est, ["consistency", "stability", "sem"])
@@ -288,19 +248,19 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
                              lower="least consistent")
         reading[0] = posterior or reading[0]  # two lines: the posterior says more
         try:
-            dstudy = rel.decision_study()
+            dstudy = decision_study(rel)
         except Exception as err:  # the curve is optional; the posterior table stands
             notes.append(f"Decision study not drawn: {type(err).__name__}: {err}")
         else:
-            from bayesmeta.plots import plot_decision_curve
+            from bayesmeta.reliability.plots import plot_decision_curve
 
             results.append(dstudy)
             shown = [str(m) for m in ds["metric"].values][:6]
             figures.append(plot_decision_curve(dstudy, variables=shown, n_runs=[1]).figure)
             notes.append(f"The decision-study curve shows the first {len(shown)} metrics with "
-                         f"one run; rel.decision_study().summary() has every variable.")
+                         f"one run; bm.decision_study(fit).summary() has every variable.")
     elif ctx.bayes == "off":
-        notes.append("The Bayesian true-score model (bm.reliability: posterior consistency, "
+        notes.append("The Bayesian true-score model (reliability: posterior consistency, "
                      "stability, decision-study curve) runs with --bayes fast or full.")
     return SectionOutput("Reliability", tables, figures,
                          "\n".join(r for r in reading if r), methods, results, notes)
@@ -308,22 +268,21 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
 
 def agreement_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Inter-rater agreement (Krippendorff's alpha, ICC) per trait."""
-    import bayesmeta as bm
+    from bayesmeta.agreement import agreement
 
     if not _has_ratings(ds):
         return Skipped(_no_ratings_reason(ds))
     if _n(ds, "rater") < 2:
         return Skipped(f"agreement needs at least 2 raters; the data has {_n(ds, 'rater')}")
     traits = _rating_traits(ds, ctx) or None
-    res = call(bm.agreement, ds, traits=traits, ci_prob=ctx.ci_prob,
-               random_seed=ctx.random_seed)
+    res = agreement(ds, traits=traits)
     first = _estimands(res)[0]
     reading = extremes(res.summary(), what=f"Agreement ({first})", higher="highest",
                        lower="lowest")
     reading += ("\nValues near 1 mean the raters are interchangeable; below about 0.67 "
                 "(Krippendorff) conclusions from single raters are tentative.")
     return SectionOutput("Agreement between raters", [block(res, ctx)], [forest(res)], reading,
-                         [bm.agreement], [res])
+                         [agreement], [res])
 
 
 def _split_label(label: str) -> tuple[str, str]:
@@ -331,54 +290,20 @@ def _split_label(label: str) -> tuple[str, str]:
     return rater, trait
 
 
-def _mtmm_heatmap(frame: pd.DataFrame, title: str) -> Any:
-    """Heatmap of the MTMM correlations (reliabilities on the diagonal) from its table."""
-    import matplotlib.pyplot as plt
-
-    est = frame.index.get_level_values(0)
-    corr = frame[est == "correlation"]
-    if corr.empty or corr.index.nlevels < 3:
-        return None
-    col = _estimate_column(corr) or "classical"
-    a = corr.index.get_level_values(1).astype(str)
-    b = corr.index.get_level_values(2).astype(str)
-    labels = list(dict.fromkeys([*a, *b]))
-    pos = {v: k for k, v in enumerate(labels)}
-    mat = np.full((len(labels), len(labels)), np.nan)
-    for x, y, v in zip(a, b, corr[col].to_numpy(dtype=float), strict=True):
-        mat[pos[x], pos[y]] = mat[pos[y], pos[x]] = v
-    diag = frame[est != "correlation"]
-    for idx, v in zip(diag.index, diag[col].to_numpy(dtype=float), strict=True):
-        if str(idx[1]) in pos:
-            mat[pos[str(idx[1])], pos[str(idx[1])]] = v
-    size = max(3.5, 0.28 * len(labels) + 1.5)
-    fig, ax = plt.subplots(figsize=(size + 1, size))
-    im = ax.imshow(mat, cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(np.arange(len(labels)))
-    ax.set_xticklabels(labels, rotation=90, fontsize=6)
-    ax.set_yticks(np.arange(len(labels)))
-    ax.set_yticklabels(labels, fontsize=6)
-    ax.set_title(title, fontsize=10)
-    fig.colorbar(im, ax=ax, label=col)
-    fig.tight_layout()
-    return fig
-
-
 def mtmm_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Multitrait-multimethod matrix of the ratings (raters as methods)."""
-    import bayesmeta as bm
+    from bayesmeta.validity import mtmm
 
     if not _has_ratings(ds):
         return Skipped(_no_ratings_reason(ds))
     if _n(ds, "rater") < 2 or _n(ds, "trait") < 2:
         return Skipped("an MTMM matrix needs at least 2 raters (methods) and 2 traits")
-    res = call(bm.mtmm, ds, method=ctx.method, ci_prob=ctx.ci_prob,
-               random_seed=ctx.random_seed)
+    res = mtmm(ds, coefficient=ctx.coefficient, ci_prob=ctx.ci_prob)
     frame = res.summary()
     est = frame.index.get_level_values(0)
     lines = []
     corr = frame[est == "correlation"]
-    col = _estimate_column(corr)
+    col = estimate_column(corr)
     if col is not None and corr.index.nlevels >= 3:
         kinds = {"convergent (same trait, other rater)": [], "same rater, other trait": [],
                  "other rater, other trait": []}
@@ -388,42 +313,38 @@ def mtmm_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                    "same rater, other trait" if r1 == r2 else "other rater, other trait")
             kinds[key].append(float(v))
         parts = [f"{k} {np.nanmean(v):.2f}" for k, v in kinds.items() if v]
-        lines.append(f"Mean {ctx.method} correlation: " + "; ".join(parts) + ".")
+        lines.append(f"Mean {ctx.coefficient} correlation: " + "; ".join(parts) + ".")
     lines.append("Convergent validity holds when the same trait rated by different raters "
                  "correlates more than different traits rated by the same rater.")
-    fig = _mtmm_heatmap(frame, f"{res.title} ({ctx.method}; diagonal: reliability)")
+    fig = plot_mtmm_matrix(frame, f"{res.title} ({ctx.coefficient}; diagonal: reliability)")
     return SectionOutput("Multitrait-multimethod (MTMM)", [block(res, ctx)],
                          [fig if fig is not None else forest(res)], "\n".join(lines),
-                         [bm.mtmm], [res])
+                         [mtmm], [res])
 
 
 def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Correlation of each metric with each human trait (system level when possible)."""
-    import bayesmeta as bm
+    from bayesmeta.validity import concurrent_validity
 
     if "score" not in ds:
         return Skipped("the data has no metric scores (variable 'score')")
     if not ctx.traits:
         return Skipped("the data has no human scores (ratings or judgments)")
     level = "system" if _n(ds, "system") >= 3 else "global"
-    fn = bm.concurrent_validity
-    if accepts(fn, "trait"):
-        res = call(fn, ds, trait=list(ctx.traits), method=ctx.method, level=level,
-                   ci_prob=ctx.ci_prob)
-    else:  # the spelling before the table-shape migration
-        res = call(fn, ds, list(ctx.traits), method=ctx.method, level=level)
+    res = concurrent_validity(ds, list(ctx.traits), coefficient=ctx.coefficient, level=level,
+                              ci_prob=ctx.ci_prob)
     reading = extremes(res.summary(), what=f"Concurrent validity ({level} level, "
-                       f"{ctx.method})", higher="highest", lower="lowest")
+                       f"{ctx.coefficient})", higher="highest", lower="lowest")
     reading += ("\nA metric is valid for a trait when it orders the outputs as the humans do; "
                 "wide intervals mean too few systems to tell metrics apart.")
     notes = [] if level == "system" else [
         f"{_n(ds, 'system')} system(s): correlations are over all outputs (level 'global'), "
         f"not system means."]
-    title = f"Concurrent validity ({level} level, {ctx.method})"
-    fig = heatmap(res.summary(), "metric", "trait", title)
+    title = f"Concurrent validity ({level} level, {ctx.coefficient})"
+    fig = plot_table_heatmap(res.summary(), "metric", "trait", title)
     return SectionOutput("Concurrent validity", [block(res, ctx)],
                          [fig if fig is not None else forest(res, title=title)],
-                         reading, [bm.concurrent_validity], [res], notes)
+                         reading, [concurrent_validity], [res], notes)
 
 
 def _measures(frame: pd.DataFrame) -> list[str]:
@@ -448,8 +369,8 @@ def _rows_of_measure(frame: pd.DataFrame, measure: str) -> Any:
 
 def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """The correlation measures with Bayesian-bootstrap intervals and P(A beats B)."""
-    import bayesmeta as bm
-    from bayesmeta.plots import plot_beats_heatmap, plot_rank_distribution
+    from bayesmeta.correlation import compare_metrics, correlations
+    from bayesmeta.correlation.plots import plot_beats_heatmap, plot_rank_distribution
 
     if "score" not in ds:
         return Skipped("the data has no metric scores (variable 'score')")
@@ -457,10 +378,8 @@ def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
         return Skipped("the data has no human scores (ratings or judgments)")
     tables, figures, results, lines = [], [], [], []
     for trait in ctx.traits:
-        cor = call(bm.correlations, ds, trait=trait, measures=ctx.coefficient,
-                   resampling=ctx.resampling, n_resamples=ctx.n_resamples,
-                   ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False,
-                   n_jobs=ctx.n_jobs)
+        cor = correlations(ds, trait, measures=ctx.coefficient, resampling=ctx.resampling,
+                           ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False)
         results.append(cor)
         frame = cor.summary()
         measure = _headline(_measures(frame), ds, ctx.coefficient)
@@ -470,10 +389,9 @@ def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
         lines.append(extremes(sub, str(sub.index.get_level_values(0)[0]),
                               what=f"{trait}, {measure}", higher="best", lower="worst"))
         if _n(ds, "metric") >= 2 and measure is not None:
-            cmp_ = call(bm.compare_metrics, ds, trait=trait, measures=measure,
-                        resampling=ctx.resampling, n_resamples=ctx.n_resamples,
-                        n_permutations=ctx.n_resamples, ci_prob=ctx.ci_prob,
-                        random_seed=ctx.random_seed, progress=False, n_jobs=ctx.n_jobs)
+            cmp_ = compare_metrics(ds, trait, measures=measure, resampling=ctx.resampling,
+                                   ci_prob=ctx.ci_prob, random_seed=ctx.random_seed,
+                                   progress=False)
             results.append(cmp_)
             extra = getattr(cmp_, "extra", {}) or {}
             if "p_beats" in extra:
@@ -492,15 +410,15 @@ def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
     notes = ["The heatmap reads: the probability, over Bayesian-bootstrap resamples of "
              "systems and items, that the row metric correlates more with the human score "
              "than the column metric; the rank plot gives each metric's posterior rank. "
-             "Pairwise differences with intervals: bm.compare_metrics(...).summary()."]
+             "Pairwise differences with intervals: compare_metrics(...).summary()."]
     return SectionOutput("Correlation measures", tables, figures, reading,
-                         [bm.correlations, bm.compare_metrics], results, notes)
+                         [correlations, compare_metrics], results, notes)
 
 
 def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Discriminative power (paper 001, permutation tests) and ranking consistency."""
-    import bayesmeta as bm
-    from bayesmeta.plots import plot_pvalue_curves
+    from bayesmeta.correlation import discriminative_power, ranking_consistency
+    from bayesmeta.correlation.plots import plot_pvalue_curves
 
     if "score" not in ds or _n(ds, "metric") < 2:
         return Skipped("discriminative power compares metrics: it needs at least 2 metrics")
@@ -508,15 +426,14 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
         return Skipped("the data has no human scores (ratings or judgments)")
     trait = ctx.traits[0]
     tables, figures, results = [], [], []
-    dp = call(bm.discriminative_power, ds, trait=trait, resampling=ctx.resampling,
-              n_permutations=ctx.n_resamples, random_seed=ctx.random_seed, progress=False,
-              n_jobs=ctx.n_jobs)
+    dp = discriminative_power(ds, trait, resampling=ctx.resampling,
+                              random_seed=ctx.random_seed, progress=False)
     results.append(dp)
     tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
     if "curve" in (getattr(dp, "extra", {}) or {}):
         figures.append(plot_pvalue_curves(dp).figure)
-    rc = call(bm.ranking_consistency, ds, trait=trait, n_trials=ctx.n_resamples,
-              resampling=ctx.resampling, random_seed=ctx.random_seed, n_jobs=ctx.n_jobs)
+    rc = ranking_consistency(ds, trait, resampling=ctx.resampling,
+                             random_seed=ctx.random_seed)
     results.append(rc)
     tables.append(block(rc, ctx, f"{rc.title} [{trait}]"))
     lines = [extremes(dp.summary(), what=f"Discriminative power [{trait}], mean p-value",
@@ -527,20 +444,20 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
         f"Computed for the first trait ({trait}); pass traits=[...] (--trait) for others."]
     return SectionOutput("Discriminative power and ranking consistency", tables, figures,
                          "\n".join(ln for ln in lines if ln),
-                         [bm.discriminative_power, bm.ranking_consistency], results, notes)
+                         [discriminative_power, ranking_consistency], results, notes)
 
 
 def reference_free_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Reference-free vs reference-based metrics (paper 002): each metric's sample-level
     correlation with the human score, the best and mean of each kind, and P(the best
     reference-free metric beats the best reference-based one)."""
-    import bayesmeta as bm
+    from bayesmeta.reference_free import kind_comparison
 
     if "score" not in ds:
         return Skipped("the data has no metric scores (variable 'score')")
     if "reference_based" not in ds.coords:
         return Skipped("the metrics are not labelled reference-free or reference-based "
-                       "(metric coordinate 'reference_based'; see bm.metric_kinds)")
+                       "(metric coordinate 'reference_based'; see metric_kinds)")
     kinds = set(np.asarray(ds["reference_based"].values, dtype=bool).tolist())
     if kinds != {True, False}:
         return Skipped("the comparison needs both reference-free and reference-based "
@@ -549,8 +466,8 @@ def reference_free_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skip
         return Skipped("the data has no human scores (ratings or judgments)")
     tables, figures, results, lines = [], [], [], []
     for k, trait in enumerate(ctx.traits):
-        res = call(bm.kind_comparison, ds, trait=trait, ci_prob=ctx.ci_prob,
-                   resampling=ctx.resampling, random_seed=ctx.random_seed)
+        res = kind_comparison(ds, trait, ci_prob=ctx.ci_prob, resampling=ctx.resampling,
+                              random_seed=ctx.random_seed)
         results.append(res)
         frame = res.summary()
         est = frame.index.get_level_values(0)
@@ -572,14 +489,14 @@ def reference_free_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skip
     if len(ctx.traits) > 2:
         lines[-1] += f" (and {len(ctx.traits) - 2} more trait(s) in the tables)"
     return SectionOutput("Reference-free vs reference-based metrics", tables, figures,
-                         "\n".join(lines), [bm.kind_comparison, "models/reference_free.md"],
+                         "\n".join(lines), [kind_comparison, "models/reference_free.md"],
                          results)
 
 
 def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """The Bayesian many-facet rater model: severity and thresholds by rater."""
-    import bayesmeta as bm
-    from bayesmeta.plots import plot_rater_thresholds
+    from bayesmeta.raters import rater_bias
+    from bayesmeta.raters.plots import plot_rater_thresholds
 
     if not _has_ratings(ds):
         return Skipped(_no_ratings_reason(ds))
@@ -587,10 +504,10 @@ def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return Skipped(f"rater diagnosis compares raters: it needs at least 2; the data has "
                        f"{_n(ds, 'rater')}")
     if ctx.bayes == "off":
-        return Skipped("rater diagnosis is Bayesian (bm.rater_bias); run with --bayes fast "
+        return Skipped("rater diagnosis is Bayesian (rater_bias); run with --bayes fast "
                        "(preview) or --bayes full")
-    res = call(bm.rater_bias, ds, traits=_rating_traits(ds, ctx) or None, ci_prob=ctx.ci_prob,
-               sampling=ctx.sampling, random_seed=ctx.random_seed, progress=False)
+    res = rater_bias(ds, traits=_rating_traits(ds, ctx) or None, ci_prob=ctx.ci_prob,
+                     sampling=ctx.sampling, random_seed=ctx.random_seed, progress=False)
     frame = res.summary()
     ests = _estimands(res)
     key = "severity" if "severity" in ests else ests[0]
@@ -603,7 +520,7 @@ def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                 "more lenient than the others; thresholds show where.")
     return SectionOutput("Rater diagnosis", [block(res, ctx, f"{res.title}: {key}", rows=rows),
                                              block(res, ctx, f"{res.title}: all estimates")],
-                         figures, reading, [bm.rater_bias, "models/rater.md"], [res])
+                         figures, reading, [rater_bias, "models/rater.md"], [res])
 
 
 def _cfa_syntax(ds: xr.Dataset, traits: list[str]) -> str:
@@ -626,23 +543,24 @@ def _cfa_syntax(ds: xr.Dataset, traits: list[str]) -> str:
 def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
               ) -> tuple[list[TableBlock], list[Any], str]:
     """The Bayesian ordinal CFA of the trait model and, with two or more traits, its LOO
-    comparison with one general factor (``bm.compare``): tables, results, a reading line."""
-    import bayesmeta as bm
+    comparison with one general factor (``compare``): tables, results, a reading line."""
+    from bayesmeta.compare import compare
     from bayesmeta.data.select import rating_label
+    from bayesmeta.validity import cfa
 
-    fit = bm.cfa(syntax, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                 random_seed=ctx.random_seed, progress=False)
+    fit = cfa(syntax, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+              random_seed=ctx.random_seed, progress=False)
     tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
     results: list[Any] = [fit]
     if len(traits) < 2:
         return tables, results, ""
     one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
                                      for r in ds["rater"].values)
-    fit1 = bm.cfa(one, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                  random_seed=ctx.random_seed, progress=False)
+    fit1 = cfa(one, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+               random_seed=ctx.random_seed, progress=False)
     results.append(fit1)
-    comparison = bm.compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},
-                            ci_prob=ctx.ci_prob)
+    comparison = compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},
+                         ci_prob=ctx.ci_prob)
     results.append(comparison)
     tables.append(block(comparison, ctx, "LOO comparison of factor structures"))
     det = comparison.details()
@@ -661,7 +579,8 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Ordinal CFA: one factor per trait, each rater's ratings as indicators (WLSMV; with
     ``bayes="full"`` also the Bayesian ordinal CFA and its LOO comparison with one general
     factor)."""
-    import bayesmeta as bm
+    from bayesmeta.compare import compare
+    from bayesmeta.validity import cfa
 
     if not _has_ratings(ds):
         return Skipped(_no_ratings_reason(ds))
@@ -672,7 +591,7 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return Skipped("one trait with 2 raters leaves a one-factor model unidentified; "
                        "it needs 3 raters or a second trait")
     syntax = _cfa_syntax(ds, traits)
-    fit = bm.cfa(syntax, ds, ci_prob=ctx.ci_prob)
+    fit = cfa(syntax, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
     results = [fit]
     frame = fit.summary()
     est = frame.index.get_level_values(0)
@@ -692,13 +611,13 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                            f"{measures['rmsea.scaled']:.3f} (good fit: CFI >= 0.95, RMSEA "
                            f"<= 0.06).")
     figures = [forest(fit, "loading" if "loading" in set(est) else None)]
-    methods: list[Any] = [bm.cfa]
+    methods: list[Any] = [cfa]
     notes = [f"Model (lavaan syntax): {syntax}"]
     if ctx.bayes == "full":
         b_tables, b_results, b_line = cfa_bayes(ds, ctx, syntax, traits)
         tables += b_tables
         results += b_results
-        methods += [bm.compare, "models/ordinal_cfa.md"]
+        methods += [compare, "models/ordinal_cfa.md"]
         reading_fit = b_line or reading_fit
     elif ctx.bayes == "fast":
         notes.append("The Bayesian ordinal CFA runs with --bayes full only (its preview is "
@@ -713,18 +632,24 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
 
 #: The report's sections, in order.
 SECTIONS: list[Section] = [
-    Section("data", "Data and design", data_section),
-    Section("reliability", "Reliability", reliability_section),
-    Section("agreement", "Agreement between raters", agreement_section),
-    Section("mtmm", "Multitrait-multimethod (MTMM)", mtmm_section),
-    Section("concurrent_validity", "Concurrent validity", concurrent_validity_section),
-    Section("correlations", "Correlation measures", correlation_section),
+    Section("data", "Data and design", data_section, options=()),
+    Section("reliability", "Reliability", reliability_section,
+            options=("ci_prob", "random_seed", "bayes")),
+    Section("agreement", "Agreement between raters", agreement_section, options=()),
+    Section("mtmm", "Multitrait-multimethod (MTMM)", mtmm_section,
+            options=("coefficient", "ci_prob")),
+    Section("concurrent_validity", "Concurrent validity", concurrent_validity_section,
+            options=("coefficient", "ci_prob")),
+    Section("correlations", "Correlation measures", correlation_section,
+            options=("coefficient", "ci_prob", "resampling", "random_seed")),
     Section("metameasures", "Discriminative power and ranking consistency",
-            metameasures_section),
+            metameasures_section, options=("resampling", "random_seed")),
     Section("reference_free", "Reference-free vs reference-based metrics",
-            reference_free_section),
-    Section("rater", "Rater diagnosis", rater_section, bayesian=True),
-    Section("cfa", "Ordinal confirmatory factor analysis", cfa_section),
+            reference_free_section, options=("ci_prob", "resampling", "random_seed")),
+    Section("rater", "Rater diagnosis", rater_section, bayesian=True,
+            options=("ci_prob", "random_seed", "bayes")),
+    Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
+            options=("ci_prob", "random_seed", "bayes")),
 ]
 
 

@@ -296,7 +296,7 @@ def render_vignette(path: str | Path, out: str | Path | None = None, *,
     """
     from markupsafe import Markup
 
-    import bayesmeta
+    from bayesmeta._version import __version__
     from bayesmeta.report._render import page_environment
     from bayesmeta.report._template import CSS, VIGNETTE_CSS, VIGNETTE_TEMPLATE
 
@@ -341,7 +341,7 @@ def render_vignette(path: str | Path, out: str | Path | None = None, *,
     html = page_environment().from_string(VIGNETTE_TEMPLATE).render(
         standalone=True, css=CSS + VIGNETTE_CSS, title=title, show_title=show_title,
         source=str(path), cells=views, failed=failed_view, n_code=n_code,
-        seconds=f"{seconds:.1f}", version=bayesmeta.__version__,
+        seconds=f"{seconds:.1f}", version=__version__,
         python=platform.python_version(),
         created=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -354,10 +354,33 @@ def render_vignette(path: str | Path, out: str | Path | None = None, *,
     return out
 
 
+def add_vignette_parser(sub: Any) -> None:
+    """The ``vignette`` subcommand (render a vignette to HTML)."""
+    vig = sub.add_parser("vignette", help="run a vignette (jupytext percent script) and write "
+                                          "it as a self-contained HTML page")
+    vig.add_argument("path", metavar="PATH", help="the vignette, e.g. "
+                                                  "vignettes/paper000_measurement_theory.py")
+    vig.add_argument("--out", default=None, metavar="FILE",
+                     help="HTML file to write (default: beside PATH, suffix .html)")
+
+
+def vignette_main(args: argparse.Namespace) -> int:
+    """Run ``bayesmeta vignette``: one progress line per cell on stderr, then where the page
+    is; exit status 1 when a cell failed (the page, with the traceback, is still written)."""
+    try:
+        page = render_vignette(args.path, args.out, progress=True)
+    except VignetteError as err:
+        print(f"bayesmeta: error: {err}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as err:
+        print(f"bayesmeta: error: {err}", file=sys.stderr)
+        return 2
+    print(f"vignette rendered to {page.resolve()}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bayesmeta.report.vignette PATH [--out FILE]``."""
-    from bayesmeta.cli import add_vignette_parser, vignette_main
-
     parser = argparse.ArgumentParser(prog="python -m bayesmeta.report.vignette",
                                      description=__doc__.split("\n\n")[0])
     add_vignette_parser(types.SimpleNamespace(add_parser=lambda name, **kw: parser))

@@ -1,1 +1,0 @@
-"""Classical (closed-form and resampling) estimators. NumPy, SciPy, pandas and xarray only."""

@@ -1,0 +1,250 @@
+"""Build the many-facet ordinal rater model: the ratings in long form and the PyMC model.
+
+The model is written out in :mod:`bayesmeta.raters.model` (and ``models/rater.md``); this
+module holds its two build steps, so that the derived quantities
+(:mod:`bayesmeta.raters._model_derived`) and the public entry point stay short. PyMC is
+imported inside :func:`build_rater_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayesmeta.data import select
+from bayesmeta.raters.classical import cut_labels
+
+#: Prior scales (see the model card): latent quality SDs, threshold location,
+#: rater severity SD, log-gap SD, log-discrimination SD.
+PRIORS: dict[str, float] = {
+    "mu_sd": 3.0,
+    "sd_quality": 3.0,
+    "sd_severity": 1.0,
+    "panel_log_gap_sd": 1.0,
+    "sd_log_gap": 0.5,
+    "sd_log_discrimination": 0.5,
+}
+
+
+# ----------------------------------------------------------------------------- design
+@dataclass(frozen=True)
+class RaterDesign:
+    """Ratings of one dataset in the long form the model needs (missing ones dropped).
+
+    Attributes
+    ----------
+    rating : numpy.ndarray
+        (trait, system, item, rater) ratings, NaN for missing, on ``scale_min..``.
+    systems, items, raters, traits : list of str
+        Labels.
+    n_categories, scale_min : int
+        Number of categories on the declared scale and its lowest value.
+    trait_index, system_index, item_index, rater_index, category : numpy.ndarray
+        One entry per observed rating; ``category`` is 0-based.
+    """
+
+    rating: np.ndarray
+    systems: list[str]
+    items: list[str]
+    raters: list[str]
+    traits: list[str]
+    n_categories: int
+    scale_min: int
+    trait_index: np.ndarray
+    system_index: np.ndarray
+    item_index: np.ndarray
+    rater_index: np.ndarray
+    category: np.ndarray
+
+    @property
+    def cuts(self) -> list[str]:
+        return cut_labels(self.n_categories, self.scale_min)
+
+    @property
+    def n_obs(self) -> int:
+        return int(self.category.size)
+
+    @property
+    def output_index(self) -> np.ndarray:
+        """Flat index of (trait, system, item) into the latent quality."""
+        S, I = len(self.systems), len(self.items)
+        return (self.trait_index * S + self.system_index) * I + self.item_index
+
+    @property
+    def cell_index(self) -> np.ndarray:
+        """Flat index of (trait, rater) of every observed rating."""
+        return self.trait_index * len(self.raters) + self.rater_index
+
+    def labelled(self) -> xr.DataArray:
+        """The ratings as a labelled ``(trait, system, item, rater)`` DataArray."""
+        return xr.DataArray(self.rating, dims=("trait", "system", "item", "rater"),
+                            coords={"trait": self.traits, "system": self.systems,
+                                    "item": self.items, "rater": self.raters})
+
+    def subset(self, trait: str) -> RaterDesign:
+        """The design of one trait."""
+        return make_design_from_array(self.rating[[self.traits.index(trait)]], self.systems,
+                                      self.items, self.raters, [trait], self.n_categories,
+                                      self.scale_min)
+
+
+def make_design_from_array(rating: np.ndarray, systems: list[str], items: list[str],
+                           raters: list[str], traits: list[str], n_categories: int,
+                           scale_min: int) -> RaterDesign:
+    """Build a :class:`RaterDesign` from a (trait, system, item, rater) array."""
+    ok = ~np.isnan(rating)
+    t, s, i, r = (a[ok].astype(np.int64) for a in np.indices(rating.shape))
+    cat = (rating[ok] - scale_min).astype(np.int64)
+    return RaterDesign(rating, list(systems), list(items), list(raters), list(traits),
+                       int(n_categories), int(scale_min), t, s, i, r, cat)
+
+
+def rater_design(
+    data: xr.Dataset,
+    *,
+    traits: Sequence[str] | None = None,
+    raters: Sequence[str] | None = None,
+) -> RaterDesign:
+    """The ordinal ratings of ``data`` in the long form of the rater model.
+
+    The ratings come from :func:`bayesmeta.data.select.ordinal_ratings`, which validates
+    the dataset, picks traits and raters by label and refuses continuous judgments.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` has no ordinal ratings (or only continuous judgments), an unknown trait
+        or rater is asked for (the message names the dim and the label), fewer than two
+        raters or fewer than three categories are left.
+    """
+    rating = select.ordinal_ratings(data, traits=traits, raters=raters, analysis="rater_bias")
+    select.require(rating.sizes["rater"], 2, "rater", "rater_bias")
+    lo, hi = int(rating.attrs["scale_min"]), int(rating.attrs["scale_max"])
+    K = hi - lo + 1
+    if K < 3:
+        raise ValueError(f"rater_bias needs a rating scale with at least 3 categories, got "
+                         f"scale_min={lo}, scale_max={hi}.")
+    arr = rating.transpose("trait", "system", "item", "rater").values.astype(float)
+    return make_design_from_array(
+        arr, [str(v) for v in rating["system"].values], [str(v) for v in rating["item"].values],
+        [str(v) for v in rating["rater"].values], [str(v) for v in rating["trait"].values],
+        K, lo,
+    )
+
+
+# ----------------------------------------------------------------------------- model
+def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
+                      item_effect: bool = True) -> Any:
+    r"""The PyMC model of the module docstring for one :class:`RaterDesign`.
+
+    The observed ratings are ``pm.Data`` containers (``output_index``, ``cell_index``,
+    ``category``), so the model is built and compiled once per shape and refitted to new
+    data of the same shape (another trait, another simulated dataset).
+
+    Parameters
+    ----------
+    design : RaterDesign
+        From :func:`rater_design`.
+    discrimination : bool
+        Rater- and trait-specific discriminations :math:`a_{rt}` (geometric mean 1 per
+        trait); ``False`` fixes them at 1 (the many-facet Rasch model's equal slopes).
+    item_effect : bool
+        Include the item (input) main effect :math:`v_{ti}` in the latent quality.
+
+    Returns
+    -------
+    pymc.Model
+        Coords ``trait``, ``system``, ``item``, ``rater``, ``cut``, ``gap``; deterministic
+        ``tau(trait, rater, cut)`` and ``discrimination(trait, rater)``.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> from bayesmeta.raters.model import build_rater_model, rater_design
+    >>> d = rater_design(bm.datasets.simulated(n_systems=4, n_items=5), traits=["COH"])
+    >>> m = build_rater_model(d)  # doctest: +SKIP
+    >>> sorted(m.coords)  # doctest: +SKIP
+    ['cut', 'gap', 'item', 'rater', 'system', 'trait']
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from bayesmeta._ordinal import padded_cutpoints
+
+    T, S, I, R = (len(design.traits), len(design.systems), len(design.items),
+                  len(design.raters))
+    K = design.n_categories
+    coords = {"trait": design.traits, "system": design.systems, "item": design.items,
+              "rater": design.raters, "cut": design.cuts,
+              "gap": [f"{a}|{b}" for a, b in zip(design.cuts[:-1], design.cuts[1:],
+                                                 strict=True)]}
+    P = PRIORS
+    with pm.Model(coords=coords) as model:
+        out_idx = pm.Data("output_index", design.output_index)
+        cell_idx = pm.Data("cell_index", design.cell_index)
+        cat = pm.Data("category", design.category)
+
+        # latent quality: system + item + output deviation (centred: the ratings inform it)
+        mu = pm.Normal("mu", 0.0, P["mu_sd"], dims="trait")
+        sd_system = pm.HalfNormal("sd_system", P["sd_quality"], dims="trait")
+        system_effect = pm.ZeroSumNormal("system_effect", sigma=sd_system[:, None],
+                                         dims=("trait", "system"))
+        loc = mu[:, None, None] + system_effect[:, :, None]
+        if item_effect:
+            sd_item = pm.HalfNormal("sd_item", P["sd_quality"], dims="trait")
+            item = pm.ZeroSumNormal("item_effect", sigma=sd_item[:, None],
+                                    dims=("trait", "item"))
+            loc = loc + item[:, None, :]
+        else:
+            loc = pt.broadcast_to(loc, (T, S, I))
+        sd_output = pm.HalfNormal("sd_output", P["sd_quality"], dims="trait")
+        quality = pm.Normal("quality", loc, sd_output[:, None, None],
+                            dims=("trait", "system", "item"))
+
+        # thresholds: severity shift + partially pooled log-gaps (ordered by construction)
+        sd_sev = pm.HalfNormal("sd_severity", P["sd_severity"], dims="trait")
+        shift = pm.ZeroSumNormal("rater_shift", sigma=sd_sev[:, None], dims=("trait", "rater"))
+        panel_log_gap = pm.Normal("panel_log_gap", 0.0, P["panel_log_gap_sd"],
+                                  dims=("trait", "gap"))
+        sd_gap = pm.HalfNormal("sd_log_gap", P["sd_log_gap"], dims="trait")
+        log_gap = pm.Normal("log_gap", panel_log_gap[:, None, :], sd_gap[:, None, None],
+                            dims=("trait", "rater", "gap"))
+        steps = pt.concatenate([pt.zeros((T, R, 1)), pt.cumsum(pt.exp(log_gap), axis=-1)],
+                               axis=-1)
+        steps = steps - steps.mean(axis=-1, keepdims=True)
+        tau = pm.Deterministic("tau", shift[:, :, None] + steps, dims=("trait", "rater", "cut"))
+
+        if discrimination:
+            sd_disc = pm.HalfNormal("sd_log_discrimination", P["sd_log_discrimination"],
+                                    dims="trait")
+            log_disc = pm.ZeroSumNormal("log_discrimination", sigma=sd_disc[:, None],
+                                        dims=("trait", "rater"))
+            disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims=("trait", "rater"))
+        else:
+            disc = pt.ones((T, R))
+
+        # likelihood, long form: one term per observed rating
+        from bayesmeta._ordinal import log_interval_prob
+
+        cuts = padded_cutpoints(tau).reshape((-1,))
+        theta = quality.reshape((-1,))[out_idx]
+        a = disc.reshape((-1,))[cell_idx]
+        base = cell_idx * (K + 1) + cat
+        lower = a * (cuts[base] - theta)
+        upper = a * (cuts[base + 1] - theta)
+        pm.Potential("loglik", log_interval_prob(lower, upper).sum())
+    return model
+
+
+__all__ = [
+    "PRIORS",
+    "RaterDesign",
+    "build_rater_model",
+    "cut_labels",
+    "make_design_from_array",
+    "rater_design",
+]
