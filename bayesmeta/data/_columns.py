@@ -84,6 +84,21 @@ def rating_like_values(values: np.ndarray) -> bool:
     return finite.min() >= 0 and finite.max() <= 10 and 2 <= distinct.size <= 11
 
 
+def averaged_rating_like(values: np.ndarray, bounds: tuple[float, float]) -> bool:
+    """Values on the scale of declared human scores: within ``bounds``, 2 to 60 distinct
+    values, all multiples of ``1/k`` for some ``k`` in 1..10 (a mean of up to 10 ratings),
+    e.g. ``2.333``, ``3.0``, ``0.667`` for means of 3 raters."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return False
+    lo, hi = bounds
+    distinct = np.unique(finite)
+    if not (2 <= distinct.size <= 60) or finite.min() < lo - 1e-9 or finite.max() > hi + 1e-9:
+        return False
+    return any(np.all(np.abs(distinct * k - np.round(distinct * k)) < 1e-6 * k)
+               for k in range(1, 11))
+
+
 # ----------------------------------------------------------------------------- metrics
 _INPUTS_SUFFIX = re.compile(r"_(?P<inputs>src_ref|ref_src|src|ref)_hypo(?:_[A-Za-z0-9]+)?$")
 INPUTS = ("src", "ref", "src+ref", "")

@@ -192,12 +192,28 @@ def metric_scores(
     reference: Any = "first",
 ) -> xr.DataArray:
     """Metric scores as ``(metric, system, item)`` for one run and one score per output
-    (lazy when the dataset is dask-backed)."""
+    (lazy when the dataset is dask-backed), oriented higher-is-better.
+
+    A metric whose coordinate ``higher_is_better`` is False (declared at reading with
+    ``lower_is_better=`` / ``directions=``, CLI ``--lower-is-better``; see
+    :func:`bayesmeta.data.io.orient`) is negated here, the one place that hands metric
+    scores to analyses; the returned array's ``attrs["orientation"]`` names the metrics
+    negated, and its ``higher_is_better`` coordinate is then True for all.
+    """
     labels = check_metrics(ds, metrics)
     score = pick_reference(pick_run(ds["score"], run), reference)
     if metrics is not None:
         score = score.sel(metric=labels)
-    return score.transpose("metric", "system", "item")
+    score = score.transpose("metric", "system", "item")
+    if "higher_is_better" in score.coords and not bool(score["higher_is_better"].all()):
+        hib = score["higher_is_better"].astype(bool)
+        lower = [str(m) for m, h in zip(score["metric"].values, hib.values, strict=True)
+                 if not h]
+        score = xr.where(hib, score, -score, keep_attrs=True)
+        score = score.assign_coords(higher_is_better=("metric", np.ones(len(hib), bool)))
+        score.attrs["orientation"] = ("lower is better, negated so that higher is better: "
+                                      + ", ".join(lower))
+    return score
 
 
 # ----------------------------------------------------------------------------- humans
