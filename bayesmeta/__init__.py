@@ -44,6 +44,7 @@ from bayesmeta.compare import compare
 from bayesmeta.data import (
     MissingDataWarning,
     ReadWarning,
+    data_quality,
     datasets,
     from_long,
     from_wide,
@@ -83,6 +84,7 @@ __all__ = [
     "correlations",
     "corroboration",
     "corrupt",
+    "data_quality",
     "datasets",
     "decision_study",
     "discriminative_power",
