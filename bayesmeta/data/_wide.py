@@ -169,8 +169,9 @@ def _refuse_undeclared(flagged: dict[str, str], human_map: dict, rating_map: dic
         f"human column(s) ({_fmt(declared, 8)}) were named, and by default every other column "
         f"of numbers would become a metric, so these would be analysed as metrics. Declare "
         f"each: as human scores (human=[{', '.join(repr(c) for c in [*human_map, *flagged])}]"
-        f"; CLI --human \"{every}\"), as metrics (list them in metrics=; CLI --metrics), "
-        f"or leave them out (exclude=; CLI --exclude).")
+        f"; CLI --human \"{every}\"; or ratings= for ordinal ratings by rater), as metrics "
+        f"(list them in metrics=; CLI --metrics), or leave them out (exclude=; CLI "
+        f"--exclude).")
 
 
 def _per_output(values: np.ndarray, keys: _keys.Keys, column: str) -> np.ndarray:
