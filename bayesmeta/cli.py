@@ -243,6 +243,19 @@ def describe_read(ds: xr.Dataset, source: str) -> str:
     missing = [f"{r.variable} {r.label} {r.missing} of {r.total}"
                for r in missing.itertuples() if r.missing > 0]
     out.append(f"missing: {listing(missing, 10)}")
+    if "higher_is_better" in ds.coords:
+        lower = [str(m) for m, h in zip(ds["metric"].values, ds["higher_is_better"].values,
+                                        strict=True) if not h]
+        out.append(f"lower is better (analyses read the negation): {listing(lower)}")
+    if "score" in ds:
+        from bayesmeta.data.quality import data_quality
+
+        try:
+            quality = data_quality(ds)
+            found = [f"{r.metric}: {r.finding} ({r.reason})" for r in quality.itertuples()]
+            out.append(f"data quality ({len(found)} finding(s)): {listing(found, 10)}")
+        except ValueError as err:
+            out.append(f"data quality: not checked ({err})")
     out += ["", "column roles:", report.to_string(index=False)]
     return "\n".join(out)
 
