@@ -165,6 +165,16 @@ CASES: list[tuple[str, Callable[[Path], object], type[Exception], str]] = [
     ("runs-ratings-differ", lambda t: _me_read(t, shift=1),
      ValueError, r"expert ratings differ between run 1 and run 2 for model_id='A', "
                  r"test_id='007'"),
+    ("wide-runs-disjoint-items", lambda t: _quiet(bm.from_wide, pd.concat(
+        [_frame().assign(run="1"), _frame().assign(run="2", item=lambda d: "x" + d["item"])]),
+        human=["coherence"], run="run"),
+     ValueError, r"the runs share no label on dim 'item' \(column 'item'\): run '2' lacks 6 "
+                 r"of run '1''s item\(s\) 'd0', 'd1'"),
+    ("long-runs-differ", lambda t: _quiet(bm.from_long, pd.DataFrame(
+        {"system": ["A", "A", "A"], "item": ["1", "2", "1"], "metric": "m",
+         "run": ["1", "1", "2"], "value": [.1, .2, .3]}), metric="metric", run="run"),
+     ValueError, r"the runs differ on dim 'item' \(column 'item'\): run '2' lacks 1 of run "
+                 r"'1''s item\(s\) '2'"),
     ("metriceval-no-test-id", lambda t: bm.read_csv(
         _csv(t, "x.csv", pd.DataFrame({"model_id": ["A"], "doc": [1], "m": [.5]})),
         format="metriceval"),
@@ -452,3 +462,16 @@ def test_power_of_two_scaling_is_bit_for_bit_on_ordinary_scales():
     z = rng.normal(size=(6, 20))
     np.testing.assert_array_equal(correlation_measures(x, z).values,
                                   correlation_measures(x * 2.0**-9, z).values)
+
+
+def test_a_metric_of_magnitude_1e307_correlates_as_at_magnitude_1():
+    ds = bm.datasets.simulated(n_systems=6, n_items=20)
+    big = ds.copy(deep=True)
+    big["score"].values[:, :, 0, :] *= 1e307
+    opts = dict(measures=["within_system_pearson", "global_pearson", "system_pearson"],
+                random_seed=0, resampling={"n_resamples": 20, "n_permutations": 0})
+    a = bm.correlations(ds, "COH", **opts).summary()
+    b = bm.correlations(big, "COH", **opts).summary()
+    np.testing.assert_allclose(b["classical"].astype(float), a["classical"].astype(float),
+                               rtol=1e-12)
+

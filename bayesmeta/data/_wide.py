@@ -286,6 +286,7 @@ def build_wide(df, *, source, system, item, id, id_split, run, metrics, ratings,
     """The dataset (not yet validated) and the notes for the ReadWarning."""
     df = col.check_frame(df)
     keys = _keys.resolve(df, system=system, item=item, id=id, id_split=id_split, run=run)
+    _keys.check_runs_cover(keys)
     log, notes = list(keys.log), list(keys.notes)
     taken = set(keys.columns.values())
     rating_map = _rating_map(df, ratings, taken)

@@ -348,6 +348,7 @@ def _build_long(df, *, source, value, system, item, id, id_split, rater, trait, 
         keys.add(dim, _keys.labels(df[c], c, keys.notes))
         keys.columns[dim] = c
         keys.log.append((c, dim, "key"))
+    _keys.check_runs_cover(keys)
     dims = [d for d in ("system", "item", *extra) if d in keys.codes]
     _keys.check_unique(keys, [d for d in dims if d != "system" or "system" in keys.columns],
                        df.index)
