@@ -475,3 +475,19 @@ def test_a_metric_of_magnitude_1e307_correlates_as_at_magnitude_1():
     np.testing.assert_allclose(b["classical"].astype(float), a["classical"].astype(float),
                                rtol=1e-12)
 
+
+
+def test_report_page_shows_read_decisions_and_data_quality():
+    df = _quality_frame().drop(columns=["sparse", "huge", "binary"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ds = bm.from_wide(df, human=["human"])
+        rep = bm.report(ds, sections=["data"], random_seed=0)
+    section = rep.section("data")
+    assert section.status == "ok", section.error
+    html = rep.html()
+    assert "How the reader read each column" in html
+    assert "metric(s) chosen by default" in html  # the ReadWarning's note, on the page
+    assert "Data-quality findings per metric" in html
+    assert "underflow" in html and "suspicious direction" in html
+    assert "chose the 6 metric(s) by default" in section.output.reading

@@ -96,6 +96,7 @@ def averaged_rating_like(values: np.ndarray, bounds: tuple[float, float]) -> boo
     if not (2 <= distinct.size <= 60) or finite.min() < lo - 1e-9 or finite.max() > hi + 1e-9:
         return False
     return any(np.all(np.abs(distinct * k - np.round(distinct * k)) < 1e-6 * k)
+               and np.unique(np.round(distinct * k)).size >= 2  # not all ~0 (1e-78 BLEU)
                for k in range(1, 11))
 
 
