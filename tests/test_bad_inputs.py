@@ -491,3 +491,14 @@ def test_report_page_shows_read_decisions_and_data_quality():
     assert "Data-quality findings per metric" in html
     assert "underflow" in html and "suspicious direction" in html
     assert "chose the 6 metric(s) by default" in section.output.reading
+
+
+def test_design_file_takes_encoding_and_lower_is_better(tmp_path):
+    from bayesmeta.cli import load_design
+
+    path = tmp_path / "design.toml"
+    path.write_text('data = ["s.csv"]\n[read]\nencoding = "latin-1"\n'
+                    'lower_is_better = ["TER", "BaryScore"]\n')
+    design = load_design(path)
+    assert design["encoding"] == "latin-1"
+    assert design["lower_is_better"] == ["TER", "BaryScore"]

@@ -28,7 +28,9 @@ class ReadWarning(UserWarning):
     """Issued once per read when the reader decided something the caller did not spell out:
     columns left out (text, empty, identifiers), metrics chosen by default, columns that look
     like human scores but were read as metrics, labels merged by normalisation, a table
-    read as a single system. The same decisions are in ``ds.attrs["read_log"]``."""
+    read as a single system. The same decisions are in ``ds.attrs["read_log"]`` (per
+    column) and ``ds.attrs["read_notes"]`` (the warning's lines), so that a report shows
+    them too (:func:`bayesmeta.data.io.read_report`)."""
 
 
 # ----------------------------------------------------------------------------- names
