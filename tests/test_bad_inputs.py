@@ -135,6 +135,10 @@ CASES: list[tuple[str, Callable[[Path], object], type[Exception], str]] = [
     ("latin-1", lambda t: _read_csv_text(t, _LATIN1),
      ValueError, r"t\.csv' is not utf-8 text: byte 0xe9 at position 23 \(line 1\) cannot be "
                  r"decoded; pass encoding= \(CLI --encoding\)"),
+    ("excel-unicode-text", lambda t: _read_csv_text(
+        t, "system\titem\tbleu\nA\t1\t0.5\n".encode("utf-16"), "export.txt"),
+     ValueError, r"export\.txt' has a single column 'system\\titem\\tbleu': it seems to be "
+                 r"separated by '\\\\t'; pass sep="),
     ("wrong-encoding-given", lambda t: _read_csv_text(t, "system,item,é\n", encoding="ascii"),
      ValueError, r"t\.csv' is not ascii text: byte 0xc3 .*pass the file's actual encoding="),
     ("unknown-encoding", lambda t: _read_csv_text(t, "system,item\n", encoding="utf-99"),
