@@ -506,3 +506,16 @@ def test_design_file_takes_encoding_and_lower_is_better(tmp_path):
     design = load_design(path)
     assert design["encoding"] == "latin-1"
     assert design["lower_is_better"] == ["TER", "BaryScore"]
+
+
+def test_orient_scores_keeps_extra_dims():
+    ds = bm.datasets.simulated(n_systems=3, n_items=4)
+    oriented = orient(ds, lower_is_better=["metric02.CON"])
+    out = select.orient_scores(oriented["score"])
+    assert out.dims == ds["score"].dims
+    np.testing.assert_array_equal(out.sel(metric="metric02.CON"),
+                                  -ds["score"].sel(metric="metric02.CON"))
+    np.testing.assert_array_equal(out.sel(metric="metric01.COH"),
+                                  ds["score"].sel(metric="metric01.COH"))
+    plain = ds["score"]
+    assert select.orient_scores(plain) is plain  # nothing declared: unchanged

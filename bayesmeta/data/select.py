@@ -204,16 +204,24 @@ def metric_scores(
     score = pick_reference(pick_run(ds["score"], run), reference)
     if metrics is not None:
         score = score.sel(metric=labels)
-    score = score.transpose("metric", "system", "item")
-    if "higher_is_better" in score.coords and not bool(score["higher_is_better"].all()):
-        hib = score["higher_is_better"].astype(bool)
-        lower = [str(m) for m, h in zip(score["metric"].values, hib.values, strict=True)
-                 if not h]
-        score = xr.where(hib, score, -score, keep_attrs=True)
-        score = score.assign_coords(higher_is_better=("metric", np.ones(len(hib), bool)))
-        score.attrs["orientation"] = ("lower is better, negated so that higher is better: "
-                                      + ", ".join(lower))
-    return score
+    return orient_scores(score.transpose("metric", "system", "item"))
+
+
+def orient_scores(score: xr.DataArray) -> xr.DataArray:
+    """Metric scores (any dims with ``metric``) oriented higher-is-better: the metrics whose
+    coordinate ``higher_is_better`` is False are negated (``attrs["orientation"]`` names
+    them; the coordinate is then True for all). Unchanged without such a metric. The one
+    orientation step, used by :func:`metric_scores` and by the analyses that read
+    ``score`` with extra dims (reference choice, perturbations)."""
+    if "higher_is_better" not in score.coords or bool(score["higher_is_better"].all()):
+        return score
+    hib = score["higher_is_better"].astype(bool)
+    lower = [str(m) for m, h in zip(score["metric"].values, hib.values, strict=True) if not h]
+    out = xr.where(hib, score, -score, keep_attrs=True).transpose(*score.dims)
+    out = out.assign_coords(higher_is_better=("metric", np.ones(len(hib), bool)))
+    out.attrs["orientation"] = ("lower is better, negated so that higher is better: "
+                                + ", ".join(lower))
+    return out
 
 
 # ----------------------------------------------------------------------------- humans
@@ -489,6 +497,7 @@ __all__ = [
     "metric_scores",
     "normalize_labels",
     "ordinal_ratings",
+    "orient_scores",
     "pick_reference",
     "pick_run",
     "quantities",
