@@ -27,6 +27,7 @@ from bayesmeta.corroboration import corroboration, recommend_metric_set
 from bayesmeta.data import (
     MissingDataWarning,
     ReadWarning,
+    data_quality,
     datasets,
     from_long,
     from_wide,
@@ -84,6 +85,7 @@ __all__ = [
     "correlations",
     "corroboration",
     "corrupt",
+    "data_quality",
     "datasets",
     "decision_study",
     "discriminative_power",

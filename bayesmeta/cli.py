@@ -39,7 +39,10 @@ is an error naming it. See :func:`load_design`.
 
 Reading options (the keywords of :func:`bayesmeta.read_csv`): ``--format``, ``--system``,
 ``--item``, ``--id``, ``--id-split``, ``--run``, ``--metrics``, ``--ratings``, ``--human``,
-``--exclude``, ``--scale``, ``--human-scale``, ``--decimal``, ``--sep``, and for long
+``--exclude``, ``--scale``, ``--human-scale``, ``--decimal``, ``--sep``, ``--encoding``
+(the file's text encoding when it is not UTF-8 or has no byte-order mark),
+``--lower-is-better`` (metrics such as distances and error rates, whose negation the
+analyses read), and for long
 tables ``--value``, ``--rater``, ``--trait``, ``--metric``, ``--reference``. Column lists
 are comma-separated (``--human "Natural,Maintains Context"``) or repeated; ``re:PATTERN``
 is a regular expression (``--metrics 're:_hypo(_[PRF])?$'``); ``--human col=trait`` renames.
@@ -94,6 +97,13 @@ def add_read_arguments(parser: argparse.ArgumentParser, *, default_format: str =
     g.add_argument("--human-scale", dest="human_scale", help="bounds min,max of human scores")
     g.add_argument("--decimal", default=".", help="decimal mark of the file (e.g. ',')")
     g.add_argument("--sep", default=",", help="field separator of the file (e.g. ';')")
+    g.add_argument("--encoding", default=None,
+                   help="text encoding of the file (e.g. latin-1, cp1252, utf-16); default: "
+                        "from a byte-order mark, else UTF-8")
+    g.add_argument("--lower-is-better", dest="lower_is_better", action="append",
+                   help="metrics where lower is better (distances, error rates, "
+                        "perplexity; comma-separated or repeated): analyses read their "
+                        "negation")
     for name in LONG_OPTIONS:
         g.add_argument(f"--{rename.get(name, name)}", dest=name, default=None,
                        help=f"long format: the {name} column")
@@ -152,6 +162,9 @@ def read_options(args: argparse.Namespace) -> dict:
         "human": _columns(args.human, "--human", renames=True),
         "exclude": _columns(args.exclude, "--exclude"),
         "human_scale": _pair(args.human_scale, "--human-scale"),
+        "encoding": getattr(args, "encoding", None),
+        "lower_is_better": _columns(getattr(args, "lower_is_better", None),
+                                    "--lower-is-better"),
         **{k: getattr(args, k) for k in LONG_OPTIONS},
     }
     opts = {k: v for k, v in opts.items() if v is not None}
@@ -230,6 +243,19 @@ def describe_read(ds: xr.Dataset, source: str) -> str:
     missing = [f"{r.variable} {r.label} {r.missing} of {r.total}"
                for r in missing.itertuples() if r.missing > 0]
     out.append(f"missing: {listing(missing, 10)}")
+    if "higher_is_better" in ds.coords:
+        lower = [str(m) for m, h in zip(ds["metric"].values, ds["higher_is_better"].values,
+                                        strict=True) if not h]
+        out.append(f"lower is better (analyses read the negation): {listing(lower)}")
+    if "score" in ds:
+        from bayesmeta.data.quality import data_quality
+
+        try:
+            quality = data_quality(ds)
+            found = [f"{r.metric}: {r.finding} ({r.reason})" for r in quality.itertuples()]
+            out.append(f"data quality ({len(found)} finding(s)): {listing(found, 10)}")
+        except ValueError as err:
+            out.append(f"data quality: not checked ({err})")
     out += ["", "column roles:", report.to_string(index=False)]
     return "\n".join(out)
 
@@ -346,14 +372,15 @@ DESIGN_READ_KEYS = {
     "format": "format", "system": "system", "item": "item", "id": "id",
     "id_split": "id_split", "run": "run", "metrics": "metrics", "ratings": "ratings",
     "human": "human", "exclude": "exclude", "scale": "scale", "human_scale": "human_scale",
-    "decimal": "decimal", "sep": "sep", "value": "value", "rater": "rater",
+    "decimal": "decimal", "sep": "sep", "encoding": "encoding",
+    "lower_is_better": "lower_is_better", "value": "value", "rater": "rater",
     "trait_column": "trait", "metric": "metric", "reference": "reference"}
 DESIGN_REPORT_KEYS = {
     "data": "paths", "traits": "traits", "bayes": "bayes", "seed": "seed",
     "resamples": "resamples", "coefficient": "coefficient", "out": "out"}
 _CHOICES = {"format": ("wide", "long", "metriceval"), "bayes": ("off", "fast", "full"),
             "coefficient": ("kendall", "spearman", "pearson")}
-_LISTS = ("metrics", "human", "exclude", "traits")  # repeatable flags
+_LISTS = ("metrics", "human", "exclude", "traits", "lower_is_better")  # repeatable flags
 
 
 def _design_value(key: str, value: Any, where: str) -> Any:
@@ -506,12 +533,34 @@ def _report_subparser() -> argparse.ArgumentParser:
     return sub.choices["report"]
 
 
+def check_out(out: str | Path) -> Path:
+    """The report's output file, checked before any computation: an error (naming the path)
+    when it is a folder, its folder does not exist, or it cannot be written."""
+    import os
+
+    path = Path(out)
+    if path.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a folder; give a file name, e.g. "
+                         f"{str(path / 'report.html')!r}.")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"--out {str(out)!r}: the folder {str(parent)!r} does not exist.")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"--out {str(out)!r}: the file exists and cannot be written "
+                         f"(permission denied).")
+    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {str(out)!r}: the folder {str(parent)!r} cannot be written "
+                         f"(permission denied).")
+    return path
+
+
 def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
     """Run ``bayesmeta report`` / ``bayesmeta demo``: write the HTML report, print where it
     is and its short text summary; one progress line per section on stderr."""
     import bayesmeta as bm
 
     bayes = "fast" if args.fast else args.bayes
+    check_out(args.out)  # before the reading and the long computation
     if args.command == "demo":
         from bayesmeta.data import datasets
 
@@ -568,7 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text = _tables(ds, source, args.coefficient, bayes=args.bayes not in (False, "off"),
                                fast=args.fast or args.bayes == "fast",
                                seed=args.seed)
-    except (ValueError, TypeError, FileNotFoundError) as err:
+    except (ValueError, TypeError, OSError) as err:
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
         print(f"bayesmeta: error: {err}", file=sys.stderr)

@@ -386,6 +386,14 @@ def _result_class(name: str, module: str) -> type[Result]:
 def load(path: str | Path) -> Result:
     """Load a result saved with :meth:`Result.save`.
 
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        The file is not a saved result (not netCDF4/HDF5, or a netCDF file without the
+        result's ``bayesmeta_class`` attribute and ``summary`` group), named in the message.
+
     Examples
     --------
     >>> import bayesmeta as bm, tempfile, os
@@ -395,8 +403,19 @@ def load(path: str | Path) -> Result:
     >>> bm.load(p).summary().equals(res.summary())
     True
     """
-    dt = xr.open_datatree(path, engine="h5netcdf").load()
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no saved result {str(path)!r}: the file does not exist.")
+    try:
+        dt = xr.open_datatree(path, engine="h5netcdf").load()
+    except Exception as err:  # h5py/netCDF raise OSError, ValueError, ... on other files
+        raise ValueError(f"{str(path)!r} is not a bayesmeta result saved with Result.save() "
+                         f"(it cannot be read as netCDF4/HDF5: {err}).") from None
     attrs = dt.attrs
+    if "bayesmeta_class" not in attrs or "summary" not in dt.children:
+        raise ValueError(f"{str(path)!r} is not a bayesmeta result saved with Result.save(): "
+                         f"it is a netCDF file without the 'bayesmeta_class' attribute and "
+                         f"'summary' group (a dataset? read it with xarray.open_dataset).")
     cls = _result_class(attrs["bayesmeta_class"], attrs.get("bayesmeta_module", ""))
     table = _unflat_frame(dt["summary"].to_dataset())
     details = _unflat_frame(dt["details"].to_dataset()) if "details" in dt.children else None

@@ -66,19 +66,30 @@ def test_rating_columns_in_a_wide_file_without_ratings():
     rng = np.random.default_rng(2)
     for r in (1, 2):
         df[f"Expert.{r}.COH"] = rng.integers(1, 6, len(df))
+    # issue 21: with a human column named, undeclared human-looking columns are an error
+    with pytest.raises(ValueError, match=r"column\(s\) 'Expert.1.COH' \(name and small "
+                                         r"integers\), 'Expert.2.COH' \(name and small "
+                                         r"integers\) look like human scores but are not "
+                                         r"declared: 1 human column\(s\) \('coherence'\)"):
+        bm.from_wide(df, human=["coherence"])
+    # with none named, they are read as metrics and flagged, in the warning and on the data
     with pytest.warns(ReadWarning) as record:
-        ds = bm.from_wide(df, human=["coherence"])
+        ds = bm.from_wide(df.drop(columns="coherence"))
     text = str(record[0].message)
     assert ("column(s) 'Expert.1.COH' (name and small integers), 'Expert.2.COH' (name and "
             "small integers) look like ratings or human scores but were read as metrics; pass "
             "ratings= (ordinal, by rater) or human= (continuous)") in text
     assert "4 metric(s) chosen by default" in text
-    assert read_report(ds).set_index("column").loc["Expert.1.COH", "detail"].startswith(
+    report = read_report(ds)
+    assert report.set_index("column").loc["Expert.1.COH", "detail"].startswith(
         "numbers; looks like a human score")
+    assert any("look like ratings or human scores" in n for n in report.attrs["notes"])
     # a rating-like column by its values alone
     df2 = _frame().assign(score_x=np.tile([1, 2, 3], 6))
-    with pytest.warns(ReadWarning, match=r"'score_x' \(small integers\) look like ratings"):
+    with pytest.raises(ValueError, match=r"'score_x' \(small integers\) look like human"):
         bm.from_wide(df2, human=["coherence"])
+    with pytest.warns(ReadWarning, match=r"'score_x' \(small integers\) look like ratings"):
+        bm.from_wide(df2.drop(columns="coherence"))
     # named, they are ratings and nothing is flagged
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReadWarning)

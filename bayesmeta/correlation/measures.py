@@ -148,8 +148,8 @@ def measure_draws(
         that many times; unit weights give the sample measures.
     """
     _check_variant(kendall_variant)
-    x = np.asarray(x, dtype=float)
-    z = np.asarray(z, dtype=float)
+    x = _power_of_two_scaled(np.asarray(x, dtype=float), axes=(1, 2))
+    z = _power_of_two_scaled(np.asarray(z, dtype=float), axes=None)
     M, S, I = x.shape
     a = None if system_weights is None else np.asarray(system_weights, dtype=float)
     b = None if item_weights is None else np.asarray(item_weights, dtype=float)
@@ -176,6 +176,21 @@ def measure_draws(
         for j, c in cols:
             out[:, :, j] = res[c]
     return out
+
+
+def _power_of_two_scaled(values: np.ndarray, axes: tuple[int, ...] | None) -> np.ndarray:
+    """Each variable (max over ``axes``) scaled by a power of two to a largest magnitude in
+    [0.5, 1): exact in floating point, so a metric on an ordinary scale gives bit-for-bit
+    the same measures, while one of magnitude 1e307 (whose squares overflow) or 1e-78
+    (whose products underflow) gives those of the same metric at magnitude 1."""
+    if values.size == 0:
+        return values
+    top = np.max(np.where(np.isfinite(values), np.abs(values), 0.0), axis=axes, keepdims=True)
+    top = np.where(top > 0, top, 1.0)
+    _, exponent = np.frexp(top)
+    if not np.any(exponent):
+        return values
+    return np.ldexp(values, -exponent)
 
 
 def _chunks(n: int, size: int) -> list[slice]:

@@ -87,6 +87,13 @@ def _pairs(data: xr.Dataset, trait: str | None, *, metrics: Sequence[str] | None
         raise ValueError("metrics: no metric selected.")
     # names are checked against all the data's metrics, so one dict can serve any subset
     dirs = het.check_directions(directions, select.check_metrics(data, None))
+    if "higher_is_better" in data.coords:  # metric_scores negates these already: one flip
+        twice = [m for m in labels if dirs[m] == "lower"
+                 and not bool(data["higher_is_better"].sel(metric=m))]
+        if twice:
+            raise ValueError(f"metric(s) {twice} are declared lower-is-better in the data "
+                             f"(coordinate 'higher_is_better', so their scores arrive "
+                             f"negated) and again in directions=; declare them once.")
     x = select.metric_scores(data, labels, run=run, reference=reference)
     hs = select.human_score(data, trait, raters=raters, human=human)
     xv = np.asarray(x.values, dtype=float)

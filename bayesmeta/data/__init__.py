@@ -2,16 +2,19 @@
 
 from bayesmeta.data import datasets
 from bayesmeta.data._columns import ReadWarning
-from bayesmeta.data.io import from_long, from_wide, read_csv, read_report
+from bayesmeta.data.io import from_long, from_wide, orient, read_csv, read_report
+from bayesmeta.data.quality import data_quality
 from bayesmeta.data.schema import MissingDataWarning, missing_report, validate
 
 __all__ = [
     "MissingDataWarning",
     "ReadWarning",
+    "data_quality",
     "datasets",
     "from_long",
     "from_wide",
     "missing_report",
+    "orient",
     "read_csv",
     "read_report",
     "validate",

@@ -28,7 +28,9 @@ class ReadWarning(UserWarning):
     """Issued once per read when the reader decided something the caller did not spell out:
     columns left out (text, empty, identifiers), metrics chosen by default, columns that look
     like human scores but were read as metrics, labels merged by normalisation, a table
-    read as a single system. The same decisions are in ``ds.attrs["read_log"]``."""
+    read as a single system. The same decisions are in ``ds.attrs["read_log"]`` (per
+    column) and ``ds.attrs["read_notes"]`` (the warning's lines), so that a report shows
+    them too (:func:`bayesmeta.data.io.read_report`)."""
 
 
 # ----------------------------------------------------------------------------- names
@@ -82,6 +84,22 @@ def rating_like_values(values: np.ndarray) -> bool:
         return False
     distinct = np.unique(finite)
     return finite.min() >= 0 and finite.max() <= 10 and 2 <= distinct.size <= 11
+
+
+def averaged_rating_like(values: np.ndarray, bounds: tuple[float, float]) -> bool:
+    """Values on the scale of declared human scores: within ``bounds``, 2 to 60 distinct
+    values, all multiples of ``1/k`` for some ``k`` in 1..10 (a mean of up to 10 ratings),
+    e.g. ``2.333``, ``3.0``, ``0.667`` for means of 3 raters."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return False
+    lo, hi = bounds
+    distinct = np.unique(finite)
+    if not (2 <= distinct.size <= 60) or finite.min() < lo - 1e-9 or finite.max() > hi + 1e-9:
+        return False
+    return any(np.all(np.abs(distinct * k - np.round(distinct * k)) < 1e-6 * k)
+               and np.unique(np.round(distinct * k)).size >= 2  # not all ~0 (1e-78 BLEU)
+               for k in range(1, 11))
 
 
 # ----------------------------------------------------------------------------- metrics

@@ -220,3 +220,32 @@ def check_unique(keys: Keys, dims: list[str], index: pd.Index,
         f"duplicate ({', '.join(names)}) key: {shown} appears {int(same.sum())} times (rows "
         f"{_fmt(rows)}); {int(dup.sum())} rows are involved in duplicates.{hint}"
     )
+
+
+def check_runs_cover(keys: Keys) -> None:
+    """Raise a ``ValueError`` when the runs of a table hold different items or systems,
+    naming the dim, the runs and the labels: a stability over runs compares the same
+    outputs, so runs on disjoint (or partly different) items are an error, not missing
+    data."""
+    if "run" not in keys.codes or len(keys.labels["run"]) < 2:
+        return
+    runs = [str(r) for r in keys.labels["run"]]
+    for dim in ("item", "system"):
+        if dim not in keys.codes:
+            continue
+        sets = [{str(v) for v in keys.labels[dim][np.unique(keys.codes[dim][
+            keys.codes["run"] == r])]} for r in range(len(runs))]
+        for r in range(1, len(runs)):
+            if sets[r] == sets[0]:
+                continue
+            lacks, extra = sorted(sets[0] - sets[r]), sorted(sets[r] - sets[0])
+            parts = ([f"lacks {len(lacks)} of run {runs[0]!r}'s {dim}(s) {_fmt(lacks, 8)}"]
+                     if lacks else []) + ([f"has {len(extra)} {dim}(s) run {runs[0]!r} lacks "
+                                           f"{_fmt(extra, 8)}"] if extra else [])
+            shared = "share no label" if not sets[0] & sets[r] else "differ"
+            column = keys.columns.get(dim, dim)
+            raise ValueError(f"the runs {shared} on dim {dim!r} (column {column!r}): run "
+                             f"{runs[r]!r} {' and '.join(parts)}. Every run must score the "
+                             f"same {dim}s; a stability over runs needs the same outputs in "
+                             f"each.")
+

@@ -75,9 +75,11 @@ def _text_kind(series: pd.Series, decimal: str) -> str:
     return "numbers" if share == 1 else "mixed" if share >= 0.5 else "text"
 
 
-def _choose_metrics(df, metrics, taken, decimal, log):
+def _choose_metrics(df, metrics, taken, decimal, log, human_bounds=None):
     """Metric columns and their kind ("numbers"/"lists"), the unnamed columns left out
-    (column -> reason), and the columns read as metrics that look like human scores."""
+    (column -> reason), and the columns read as metrics that look like human scores
+    (``human_bounds``: the range of the declared human scores, whose scale a column of
+    averaged ratings shares)."""
     left, flagged, chosen = {}, {}, []
     if metrics is not None:
         empty_list = isinstance(metrics, (list, tuple)) and not metrics
@@ -134,9 +136,42 @@ def _choose_metrics(df, metrics, taken, decimal, log):
             why.append("name")
         if col.rating_like_values(values):
             why.append("small integers")
+        elif human_bounds is not None and col.averaged_rating_like(values, human_bounds):
+            why.append("values on the declared human scores' scale")
         if why:
             flagged[c] = " and ".join(why)
     return chosen, left, flagged
+
+
+def _human_bounds(df, human_map, rating_map, decimal) -> tuple[float, float] | None:
+    """The range of the declared human scores (ratings and judgments), or None."""
+    lo, hi = np.inf, -np.inf
+    for c in [*human_map, *rating_map]:
+        try:
+            v = col.to_float(df[c], c, decimal=decimal)
+        except (TypeError, ValueError):
+            continue  # the column's own check names the bad cell later
+        v = v[np.isfinite(v)]
+        if v.size:
+            lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+    return (lo, hi) if lo <= hi else None
+
+
+def _refuse_undeclared(flagged: dict[str, str], human_map: dict, rating_map: dict) -> None:
+    """Raise: columns that look like human scores would become metrics by default while
+    other human columns were declared (paper 002's USR file read with two of its six human
+    columns made 'Overall' the best metric)."""
+    shown = ", ".join(f"{c!r} ({why})" for c, why in flagged.items())
+    declared = [*human_map, *rating_map]
+    every = ",".join([*human_map, *flagged]) if human_map else ",".join(flagged)
+    raise ValueError(
+        f"column(s) {shown} look like human scores but are not declared: {len(declared)} "
+        f"human column(s) ({_fmt(declared, 8)}) were named, and by default every other column "
+        f"of numbers would become a metric, so these would be analysed as metrics. Declare "
+        f"each: as human scores (human=[{', '.join(repr(c) for c in [*human_map, *flagged])}]"
+        f"; CLI --human \"{every}\"; or ratings= for ordinal ratings by rater), as metrics "
+        f"(list them in metrics=; CLI --metrics), or leave them out (exclude=; CLI "
+        f"--exclude).")
 
 
 def _per_output(values: np.ndarray, keys: _keys.Keys, column: str) -> np.ndarray:
@@ -251,6 +286,7 @@ def build_wide(df, *, source, system, item, id, id_split, run, metrics, ratings,
     """The dataset (not yet validated) and the notes for the ReadWarning."""
     df = col.check_frame(df)
     keys = _keys.resolve(df, system=system, item=item, id=id, id_split=id_split, run=run)
+    _keys.check_runs_cover(keys)
     log, notes = list(keys.log), list(keys.notes)
     taken = set(keys.columns.values())
     rating_map = _rating_map(df, ratings, taken)
@@ -267,7 +303,10 @@ def build_wide(df, *, source, system, item, id, id_split, run, metrics, ratings,
         seen[c] = role
     log += [(c, "left out", "exclude=") for c in excluded]
     taken |= set(rating_map) | set(human_map) | set(excluded)
-    chosen, left, flagged = _choose_metrics(df, metrics, taken, decimal, log)
+    chosen, left, flagged = _choose_metrics(df, metrics, taken, decimal, log,
+                                            _human_bounds(df, human_map, rating_map, decimal))
+    if flagged and metrics is None and (human_map or rating_map):
+        _refuse_undeclared(flagged, human_map, rating_map)
 
     S, I = len(keys.labels["system"]), len(keys.labels["item"])
     data_vars, coords = {}, {"system": keys.labels["system"], "item": keys.labels["item"]}

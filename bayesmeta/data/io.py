@@ -19,6 +19,7 @@ or human score; a long table one row per observation. Every reader
 
 from __future__ import annotations
 
+import difflib
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -38,8 +39,105 @@ METRICEVAL_RATING = re.compile(r"^(?P<rater>Expert\.\d+)\.(?P<trait>[A-Za-z]+)$"
 ColumnSpec = Sequence[str] | str | re.Pattern | None
 
 
-def _announce(ds: xr.Dataset, notes: list[str], source: str) -> xr.Dataset:
-    """Issue the one ReadWarning of a read, then validate (which counts missing values)."""
+DIRECTIONS = ("higher", "lower")
+
+
+def orient(ds: xr.Dataset, directions: Mapping[str, str] | None = None,
+           lower_is_better: Sequence[str] | str | None = None) -> xr.Dataset:
+    """Declare which metrics are lower-is-better: the metric coordinate
+    ``higher_is_better`` (bool).
+
+    :func:`bayesmeta.data.select.metric_scores`, which hands metric scores to every
+    analysis, negates the scores of a metric whose ``higher_is_better`` is False, so that
+    distances, error rates and perplexities (BaryScore, DepthScore, InfoLM, TER) are ranked
+    and correlated the right way round.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        With a ``score`` variable.
+    directions : dict, optional
+        ``{metric: "higher" | "lower"}`` (the spelling of
+        :func:`bayesmeta.metric_corroboration`'s ``directions=``).
+    lower_is_better : list of str or str, optional
+        The lower-is-better metrics (a comma-separated string is split).
+
+    Returns
+    -------
+    xarray.Dataset
+        A copy with the coordinate (all True when neither argument names a lower metric and
+        the dataset had no such coordinate: then unchanged).
+
+    Raises
+    ------
+    ValueError
+        Naming an unknown metric, a value other than "higher"/"lower", or a metric given
+        both directions.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> from bayesmeta.data.io import orient
+    >>> ds = bm.datasets.simulated(n_systems=3, n_items=4)
+    >>> ds = orient(ds, lower_is_better=["metric01.COH"])
+    >>> bool(ds["higher_is_better"].sel(metric="metric01.COH"))
+    False
+    """
+    if directions is None and lower_is_better is None:
+        return ds
+    if "score" not in ds:
+        raise ValueError("directions= / lower_is_better= describe metrics, but no metric was "
+                         "read.")
+    labels = [str(m) for m in ds["metric"].values]
+    given: dict[str, str] = {}
+    if directions is not None:
+        if not isinstance(directions, Mapping):
+            raise TypeError(f"directions must be a dict {{metric: 'higher' | 'lower'}}, got "
+                            f"{type(directions).__name__}.")
+        bad = {str(k): v for k, v in directions.items() if v not in DIRECTIONS}
+        if bad:
+            raise ValueError(f"directions: a direction must be 'higher' or 'lower', got "
+                             f"{bad!r}.")
+        given.update({str(k).strip(): str(v) for k, v in directions.items()})
+    if lower_is_better is not None:
+        names = ([n.strip() for n in lower_is_better.split(",") if n.strip()]
+                 if isinstance(lower_is_better, str) else [str(n).strip()
+                                                           for n in lower_is_better])
+        clash = [n for n in names if given.get(n) == "higher"]
+        if clash:
+            raise ValueError(f"metric(s) {_fmt(clash)} are given as 'higher' in directions= "
+                             f"and in lower_is_better=; give one direction.")
+        given.update(dict.fromkeys(names, "lower"))
+    unknown = [n for n in given if n not in labels]
+    if unknown:
+        close = {n: difflib.get_close_matches(n, labels, n=2) for n in unknown}
+        hint = "; ".join(f"{n!r}: did you mean {', '.join(map(repr, c))}?"
+                         for n, c in close.items() if c)
+        raise ValueError(f"directions / lower_is_better name unknown metric(s) "
+                         f"{_fmt(unknown)} (metrics: {_fmt(labels, 8)})."
+                         + (f" {hint}" if hint else ""))
+    old = (ds["higher_is_better"].values.astype(bool) if "higher_is_better" in ds.coords
+           else np.ones(len(labels), bool))
+    hib = np.array([given.get(m, "higher" if old[k] else "lower") == "higher"
+                    for k, m in enumerate(labels)])
+    out = ds.assign_coords(higher_is_better=("metric", hib))
+    lower = [m for m, h in zip(labels, hib, strict=True) if not h]
+    log = str(out.attrs.get("read_log", ""))
+    extra = "\n".join(f"{m}\tdirection\tlower is better (declared): analyses read its "
+                      f"negation" for m in lower)
+    if extra:
+        out.attrs["read_log"] = (log + "\n" + extra) if log else extra
+    return out
+
+
+def _announce(ds: xr.Dataset, notes: list[str], source: str,
+              directions: Mapping[str, str] | None = None,
+              lower_is_better: Sequence[str] | str | None = None) -> xr.Dataset:
+    """Issue the one ReadWarning of a read, record its notes in ``ds.attrs["read_notes"]``
+    (so a report shows them, not only stderr), declare the metric directions, then
+    validate (which counts missing values)."""
+    ds = orient(ds, directions, lower_is_better)
+    ds.attrs["read_notes"] = "\n".join(notes)
     if notes:
         warnings.warn(f"reading {source}:\n  - " + "\n  - ".join(notes), ReadWarning,
                       stacklevel=3)
@@ -64,6 +162,8 @@ def from_wide(
     inputs: Mapping[str, str] | None = None,
     metric_trait: Mapping[str, str] | None = None,
     decimal: str = ".",
+    directions: Mapping[str, str] | None = None,
+    lower_is_better: Sequence[str] | str | None = None,
 ) -> xr.Dataset:
     r"""Build a dataset from a wide table: one row per output (system, item[, run]).
 
@@ -124,6 +224,11 @@ def from_wide(
         The trait each metric is meant to measure (metric coordinate ``metric_trait``).
     decimal : str
         The decimal mark of numbers held as text (``","`` for ``"0,51"``).
+    directions, lower_is_better : optional
+        Which metrics are lower-is-better (distances, error rates, perplexity):
+        ``directions={metric: "higher" | "lower"}`` or ``lower_is_better=[metric, ...]``;
+        recorded as the metric coordinate ``higher_is_better`` (see :func:`orient`), so
+        that analyses read the negated score.
 
     Returns
     -------
@@ -138,6 +243,13 @@ def from_wide(
         values, duplicate keys, duplicate column names, a non-numeric or malformed cell
         (with ``decimal=","`` suggested for decimal commas), a non-integer rating (with
         ``human=`` suggested), a named column that is entirely empty, infinite scores.
+        When some human columns are named (``human=`` or ``ratings=``) and metrics are
+        chosen by default, unnamed columns that look like human scores (by name, small
+        integers, or averaged ratings on the declared human scores' scale) are an error
+        that names them: declare them with ``human=``, ``metrics=`` or ``exclude=``, so
+        that a forgotten human column never becomes a "metric". With no human column
+        named, such columns are read as metrics and flagged in the warning and in
+        ``ds.attrs["read_notes"]``.
 
     Warns
     -----
@@ -165,7 +277,7 @@ def from_wide(
         exclude=exclude, reference_based=reference_based, inputs=inputs,
         metric_trait=metric_trait, decimal=decimal,
     )
-    return _announce(ds, notes, "a DataFrame")
+    return _announce(ds, notes, "a DataFrame", directions, lower_is_better)
 
 
 def from_long(
@@ -184,6 +296,8 @@ def from_long(
     scale: tuple[float, float] = (1, 5),
     human_scale: tuple[float, float] | None = None,
     decimal: str = ".",
+    directions: Mapping[str, str] | None = None,
+    lower_is_better: Sequence[str] | str | None = None,
 ) -> xr.Dataset:
     """Build a dataset from a long table: one row per observation.
 
@@ -193,7 +307,8 @@ def from_long(
     (``system``, ``item``, ``id``/``id_split``) work as in :func:`from_wide`. A ``value``
     column of list cells (``"[0.51, 0.66]"``) fills the ``reference`` dim. Combine several
     long tables with :func:`xarray.merge`; columns not named are left out (one
-    :class:`ReadWarning` lists them).
+    :class:`ReadWarning` lists them). ``directions`` / ``lower_is_better`` declare
+    lower-is-better metrics as in :func:`from_wide`.
 
     Examples
     --------
@@ -210,7 +325,7 @@ def from_long(
                             id=id, id_split=id_split, rater=rater, trait=trait, metric=metric,
                             run=run, reference=reference, scale=scale,
                             human_scale=human_scale, decimal=decimal)
-    return _announce(ds, notes, "a DataFrame")
+    return _announce(ds, notes, "a DataFrame", directions, lower_is_better)
 
 
 def _build_long(df, *, source, value, system, item, id, id_split, rater, trait, metric, run,
@@ -235,6 +350,7 @@ def _build_long(df, *, source, value, system, item, id, id_split, rater, trait, 
         keys.add(dim, _keys.labels(df[c], c, keys.notes))
         keys.columns[dim] = c
         keys.log.append((c, dim, "key"))
+    _keys.check_runs_cover(keys)
     dims = [d for d in ("system", "item", *extra) if d in keys.codes]
     _keys.check_unique(keys, [d for d in dims if d != "system" or "system" in keys.columns],
                        df.index)
@@ -282,7 +398,10 @@ def read_report(data: xr.Dataset) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``column``, ``role`` (``system``, ``item``, ``id``, ``run``, ``rating``,
-        ``judgment``, ``metric``, ``left out``, ...) and ``detail``.
+        ``judgment``, ``metric``, ``left out``, ...) and ``detail``; ``.attrs["notes"]``
+        lists the decisions the reader announced in its :class:`ReadWarning` (metrics
+        chosen by default, columns that look like human scores, labels merged, a table
+        read as one system), from ``ds.attrs["read_notes"]``.
 
     Examples
     --------
@@ -295,10 +414,90 @@ def read_report(data: xr.Dataset) -> pd.DataFrame:
     ds = data
     text = str(ds.attrs.get("read_log", ""))
     rows = [line.split("\t", 2) for line in text.splitlines() if line]
-    return pd.DataFrame(rows, columns=["column", "role", "detail"])
+    out = pd.DataFrame(rows, columns=["column", "role", "detail"])
+    out.attrs["notes"] = [n for n in str(ds.attrs.get("read_notes", "")).split("\n") if n]
+    return out
+
+
+#: magic numbers of files that are not text tables, and what they are
+_BINARY_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook is one)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Excel/Office file (.xls)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x89HDF", "an HDF5/netCDF4 file"),
+    (b"CDF\x01", "a netCDF file"),
+    (b"PAR1", "a Parquet file"),
+)
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def detect_encoding(path: str | Path, encoding: str | None = None) -> str:
+    """The text encoding of a CSV file, or an error saying why it cannot be read as text.
+
+    With ``encoding`` given, the file must decode with it. Otherwise a byte-order mark
+    decides (UTF-8 with BOM, UTF-16, UTF-32: Excel's "Unicode text" export is UTF-16), and a
+    file without one must be UTF-8. Nothing is guessed beyond that: a file in another
+    encoding (latin-1, cp1252) is an error that names the first undecodable byte, its line,
+    and ``encoding=`` (CLI ``--encoding``).
+
+    Raises
+    ------
+    ValueError
+        Naming the file: a binary file (image, PDF, workbook, archive, HDF5: "not a text
+        table"), bytes that do not decode.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from bayesmeta.data.io import detect_encoding
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_text("system,item,bleu\\nA,1,0.5\\n", encoding="utf-16")
+    >>> detect_encoding(p)
+    'utf-16'
+    """
+    path = Path(path)
+    raw = path.read_bytes()
+    name = repr(str(path))
+    if not raw.strip():
+        raise ValueError(f"{name} is empty: there is no header and no row to read.")
+    for magic, what in _BINARY_MAGIC:
+        if raw.startswith(magic):
+            raise ValueError(f"{name} is not a text table: it looks like {what}. Save the "
+                             f"data as CSV (comma- or tab-separated text) and read that.")
+    bom = next((enc for mark, enc in _BOMS if raw.startswith(mark)), None)
+    if encoding is None and bom is None and b"\x00" in raw[:4096]:
+        raise ValueError(f"{name} is not a text table: it holds NUL bytes (a binary file, or "
+                         f"UTF-16 text without a byte-order mark: then pass "
+                         f"encoding='utf-16-le' (CLI --encoding utf-16-le)).")
+    chosen = encoding or bom or "utf-8"
+    try:
+        raw.decode(chosen)
+    except LookupError:
+        raise ValueError(f"unknown encoding {chosen!r} (e.g. 'utf-8', 'utf-16', 'latin-1', "
+                         f"'cp1252').") from None
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        byte = raw[err.start: err.start + 1].hex()
+        hint = ("pass encoding= (CLI --encoding) with the file's encoding, e.g. 'latin-1' or "
+                "'cp1252' (Excel on Windows)" if encoding is None else
+                "pass the file's actual encoding= (CLI --encoding)")
+        raise ValueError(f"{name} is not {chosen} text: byte 0x{byte} at position "
+                         f"{err.start} (line {line}) cannot be decoded; {hint}.") from None
+    return chosen
 
 
 def _header(path: Path, sep: str, encoding: str | None) -> list[str]:
+    encoding = detect_encoding(path, encoding)
     head = pd.read_csv(path, sep=sep, encoding=encoding, header=None, nrows=1, dtype=str,
                        keep_default_na=False)
     names = [str(v) for v in head.iloc[0].tolist()] if len(head) else []
@@ -339,6 +538,8 @@ def read_csv(
     sep: str = ",",
     encoding: str | None = None,
     na_values: Sequence[str] | None = None,
+    directions: Mapping[str, str] | None = None,
+    lower_is_better: Sequence[str] | str | None = None,
 ) -> xr.Dataset:
     """Read one CSV (or, for MetricEval, several: one per metric run) into a dataset.
 
@@ -358,9 +559,25 @@ def read_csv(
         See :func:`from_wide`.
     value, rater, trait, metric, reference
         Long format only; see :func:`from_long`.
-    decimal, sep, encoding, na_values
+    decimal, sep, na_values
         Passed to :func:`pandas.read_csv` (``decimal=","`` and ``sep=";"`` for files
         written with decimal commas); cells in ``na_values`` are missing.
+    encoding : str, optional
+        The file's text encoding. Default: from a byte-order mark (UTF-8 with BOM,
+        UTF-16, UTF-32), else UTF-8; a file that is not valid UTF-8 (latin-1, cp1252) is
+        an error naming the byte and line and asking for ``encoding=`` (see
+        :func:`detect_encoding`). Binary files (images, PDF, workbooks) are an error
+        saying they are not text tables.
+    directions, lower_is_better
+        Lower-is-better metrics, see :func:`from_wide` and :func:`orient`.
+
+    Notes
+    -----
+    Key and label columns (``system``, ``item``, ``id``, ``run``, and in long tables
+    ``rater``, ``trait``, ``metric``, ``reference``; MetricEval's ``test_id`` and
+    ``model_id``) are read as text, so ids keep their leading zeros (``"007"``).
+    MetricEval run files must hold the same systems and items (an error names the dim and
+    the labels that differ) and the same expert rating columns.
 
     Examples
     --------
@@ -390,7 +607,8 @@ def read_csv(
         if given:
             raise TypeError(f"format='metriceval' fixes the columns; unexpected argument(s) "
                             f"{', '.join(given)}.")
-        return _read_metriceval(paths, scale=scale)
+        return orient(_read_metriceval(paths, scale=scale, encoding=encoding), directions,
+                      lower_is_better)
     if format not in ("wide", "long"):
         raise ValueError(f"format must be 'wide', 'long' or 'metriceval', got {format!r}.")
     if format == "wide" and any(v is not None for v in long_opts.values()):
@@ -406,13 +624,22 @@ def read_csv(
     if len(paths) != 1:
         raise ValueError(f"format={format!r} reads one file; got {len(paths)}.")
     p = Path(paths[0])
+    encoding = detect_encoding(p, encoding)
     names = _header(p, sep, encoding)
     if len(names) == 1 and sep == "," and (";" in names[0] or "\t" in names[0]):
         guess = ";" if ";" in names[0] else "\\t"
         raise ValueError(f"{str(p)!r} has a single column {names[0][:60]!r}: it seems to be "
                          f"separated by {guess!r}; pass sep={guess!r}"
                          + (" (and decimal=',' for decimal commas)." if guess == ";" else "."))
-    df = pd.read_csv(p, sep=sep, decimal=decimal, encoding=encoding, na_values=na_values)
+    if format == "wide":
+        label_columns = [system or "system", item or "item", id or "id", run]
+    else:
+        label_columns = [system or "system", item or "item", id or "id", rater, trait, metric,
+                         run, reference]
+    # labels are read as written: ids "007" stay "007" (not the number 7)
+    dtype = {c: str for c in label_columns if c is not None and c in names}
+    df = pd.read_csv(p, sep=sep, decimal=decimal, encoding=encoding, na_values=na_values,
+                     dtype=dtype)
     source = repr(str(p))
     if format == "wide":
         ds, notes = build_wide(df, source=source, scale=scale, decimal=decimal, **wide_opts)
@@ -421,15 +648,19 @@ def read_csv(
             df, source=source, value=value or "value", system=system, item=item, id=id,
             id_split=id_split, rater=rater, trait=trait, metric=metric, run=run,
             reference=reference, scale=scale, human_scale=human_scale, decimal=decimal)
-    return _announce(ds, notes, source)
+    return _announce(ds, notes, source, directions, lower_is_better)
 
 
-def _read_metriceval(paths: Sequence[str | Path], *, scale: tuple[float, float]) -> xr.Dataset:
+def _read_metriceval(paths: Sequence[str | Path], *, scale: tuple[float, float],
+                     encoding: str | None = None) -> xr.Dataset:
     frames = []
     for k, p in enumerate(paths):
-        _header(Path(p), ",", None)
-        df = pd.read_csv(p)
-        col.require_columns(df.columns, ["test_id", "model_id"], "MetricEval key column")
+        enc = detect_encoding(Path(p), encoding)
+        _header(Path(p), ",", enc)
+        # keys as written: test_id "007" stays "007"
+        df = pd.read_csv(p, encoding=enc, dtype={"test_id": str, "model_id": str})
+        col.require_columns(df.columns, ["test_id", "model_id"],
+                            f"MetricEval key column (in {str(p)!r})")
         frames.append(df.assign(__run__=str(k + 1)))
     rating_cols = [c for c in frames[0].columns if METRICEVAL_RATING.match(str(c))]
     metric_cols = [
@@ -437,10 +668,28 @@ def _read_metriceval(paths: Sequence[str | Path], *, scale: tuple[float, float])
         if c not in ("test_id", "model_id", "__run__", *rating_cols)
     ]
     for k, df in enumerate(frames[1:], start=2):
+        where = f"run {k} ({str(paths[k - 1])!r})"
         missing = [c for c in metric_cols if c not in df.columns]
         if missing:
-            raise ValueError(f"run {k} ({str(paths[k - 1])!r}) lacks metric column(s) "
-                             f"{_fmt(missing)}.")
+            raise ValueError(f"{where} lacks metric column(s) {_fmt(missing)}.")
+        missing = [c for c in rating_cols if c not in df.columns]
+        if missing:
+            raise ValueError(f"{where} lacks the expert rating column(s) {_fmt(missing)} of "
+                             f"run 1 ({str(paths[0])!r}); every run file must hold the same "
+                             f"ratings.")
+        for key, dim in (("test_id", "item"), ("model_id", "system")):
+            first = set(_keys.labels(frames[0][key], key, []))
+            this = set(_keys.labels(df[key], key, []))
+            if first != this:
+                lacks, extra = sorted(first - this), sorted(this - first)
+                parts = ([f"lacks {len(lacks)} of run 1's {key}(s) {_fmt(lacks, 8)}"]
+                         if lacks else []) + ([f"has {len(extra)} {key}(s) run 1 lacks "
+                                               f"{_fmt(extra, 8)}"] if extra else [])
+                shared = "share no label" if not first & this else "differ"
+                raise ValueError(
+                    f"the runs {shared} on dim {dim!r} (column {key!r}): {where} "
+                    f"{' and '.join(parts)}. Every run must score the same {dim}s; a "
+                    f"stability over runs needs the same outputs in each.")
     if len(frames) > 1 and rating_cols:
         base = frames[0].set_index(["model_id", "test_id"])[rating_cols]
         for k, df in enumerate(frames[1:], start=2):

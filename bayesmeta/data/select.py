@@ -192,12 +192,36 @@ def metric_scores(
     reference: Any = "first",
 ) -> xr.DataArray:
     """Metric scores as ``(metric, system, item)`` for one run and one score per output
-    (lazy when the dataset is dask-backed)."""
+    (lazy when the dataset is dask-backed), oriented higher-is-better.
+
+    A metric whose coordinate ``higher_is_better`` is False (declared at reading with
+    ``lower_is_better=`` / ``directions=``, CLI ``--lower-is-better``; see
+    :func:`bayesmeta.data.io.orient`) is negated here, the one place that hands metric
+    scores to analyses; the returned array's ``attrs["orientation"]`` names the metrics
+    negated, and its ``higher_is_better`` coordinate is then True for all.
+    """
     labels = check_metrics(ds, metrics)
     score = pick_reference(pick_run(ds["score"], run), reference)
     if metrics is not None:
         score = score.sel(metric=labels)
-    return score.transpose("metric", "system", "item")
+    return orient_scores(score.transpose("metric", "system", "item"))
+
+
+def orient_scores(score: xr.DataArray) -> xr.DataArray:
+    """Metric scores (any dims with ``metric``) oriented higher-is-better: the metrics whose
+    coordinate ``higher_is_better`` is False are negated (``attrs["orientation"]`` names
+    them; the coordinate is then True for all). Unchanged without such a metric. The one
+    orientation step, used by :func:`metric_scores` and by the analyses that read
+    ``score`` with extra dims (reference choice, perturbations)."""
+    if "higher_is_better" not in score.coords or bool(score["higher_is_better"].all()):
+        return score
+    hib = score["higher_is_better"].astype(bool)
+    lower = [str(m) for m, h in zip(score["metric"].values, hib.values, strict=True) if not h]
+    out = xr.where(hib, score, -score, keep_attrs=True).transpose(*score.dims)
+    out = out.assign_coords(higher_is_better=("metric", np.ones(len(hib), bool)))
+    out.attrs["orientation"] = ("lower is better, negated so that higher is better: "
+                                + ", ".join(lower))
+    return out
 
 
 # ----------------------------------------------------------------------------- humans
@@ -496,6 +520,7 @@ __all__ = [
     "metric_scores",
     "normalize_labels",
     "ordinal_ratings",
+    "orient_scores",
     "output_scores",
     "pick_reference",
     "pick_run",

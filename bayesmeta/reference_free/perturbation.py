@@ -83,7 +83,7 @@ def _from_dataset(ds: xr.Dataset, *, original: Any, metrics: Any, trait: Any, hu
         raise ValueError("data needs a 'score' variable with a 'perturbation' dim (the "
                          "original and the perturbed outputs), or give a score table.")
     labels = select.check_metrics(ds, metrics)
-    score = ds["score"].sel(metric=labels)
+    score = select.orient_scores(ds["score"].sel(metric=labels))  # lower-is-better negated
     if "run" in score.dims:
         score = select.pick_run(score, run)
     score = select.pick_reference(score, reference)

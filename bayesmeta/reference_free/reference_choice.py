@@ -163,7 +163,7 @@ def reference_choice(
     if "reference" not in data["score"].dims:
         raise ValueError("data's 'score' has no 'reference' dim: reference choice needs one "
                          "score per reference (list cells).")
-    score = data["score"]
+    score = select.orient_scores(data["score"])  # lower-is-better metrics negated
     if "run" in score.dims:
         score = select.pick_run(score, run)
     hs = select.human_score(data, trait, human=human)

@@ -176,12 +176,32 @@ def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
     notes = []
     rr = read_report(ds)
     left = rr[rr["role"] == "left out"] if len(rr) else rr
+    # issue 21: every read decision on the page, not only on stderr
+    notes += [f"Reader: {n}." for n in rr.attrs.get("notes", [])]
+    if len(rr):
+        tables.append(plain(rr.set_index("column"), "How the reader read each column "
+                                                    "(role and why)"))
     if len(left):
         tables.append(plain(left.set_index("column"), "Columns the reader left out, and why"))
     elif len(rr):
         notes.append("The reader used every column of the file.")
     else:
         notes.append("The data did not come from a file (no reader log).")
+    quality = None
+    if "score" in ds:
+        from bayesmeta.data.quality import data_quality
+
+        try:
+            quality = data_quality(ds, traits=[t for t in ctx.traits if t in kinds] or None)
+        except ValueError as err:
+            notes.append(f"Data quality: the check could not run ({err}).")
+        if isinstance(quality, pd.DataFrame) and len(quality):
+            tables.append(plain(quality.set_index(["metric", "finding"])[["reason"]],
+                                "Data-quality findings per metric (bayesmeta.data_quality)"))
+            notes.append(f"Data quality: {len(quality)} finding(s) on "
+                         f"{quality['metric'].nunique()} metric(s) (constant, tied, "
+                         f"underflow/overflow, near-empty or suspicious direction); see the "
+                         f"table before reading the metric rankings.")
     fig = None
     traits = [t for t in ctx.traits if t in kinds][:8]
     if traits:
@@ -201,9 +221,18 @@ def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
                f"trait(s) ({', '.join(sorted(set(kinds.values()))) or 'none'}), "
                f"{_n(ds, 'metric')} metric(s), {_n(ds, 'run')} run(s).\n"
                f"{frac:.1%} of the human and metric values are missing; the reader left out "
-               f"{len(left)} column(s).")
+               f"{len(left)} column(s)"
+               + (f" and chose the {_n(ds, 'metric')} metric(s) by default"
+                  if ds.attrs.get("metrics_chosen") == "default" else "")
+               + (f"; {len(quality)} data-quality finding(s)"
+                  if isinstance(quality, pd.DataFrame) and len(quality) else "") + ".")
+    methods = [missing_report, read_report]
+    if quality is not None:
+        from bayesmeta.data.quality import data_quality
+
+        methods.append(data_quality)
     return SectionOutput("Data and design", tables, [fig] if fig is not None else [], reading,
-                         [missing_report, read_report], notes=notes)
+                         methods, notes=notes)
 
 
 def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:

@@ -121,6 +121,23 @@ class UnitTestResult(Result):
         return wide * (100.0 if percent else 1.0)
 
 
+def _n_refs_label(value: Any) -> Any:
+    """An ``n_refs`` cell as one label: whole numbers (``5``, ``5.0``, ``"5"``) as int,
+    anything else (``"all"``) as stripped text; a missing cell raises."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        raise ValueError("column 'n_refs' has a missing value; every row needs its number of "
+                         "references (or 'all').")
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if number.is_integer():
+        return int(number)
+    raise ValueError(f"column 'n_refs' holds {value!r}, which is not a whole number of "
+                     f"references.")
+
+
 def _score_table(data: pd.DataFrame, directions: Mapping[str, str] | None) -> pd.DataFrame:
     need = ["corruption", "metric", "pair_id", "score_original", "score_corrupted"]
     missing = [c for c in need if c not in data.columns]
@@ -139,6 +156,8 @@ def _score_table(data: pd.DataFrame, directions: Mapping[str, str] | None) -> pd
         out["category"] = out["corruption"].map(CATEGORIES)
     if "n_refs" not in out.columns:
         out["n_refs"] = "all"
+    else:  # 5, 5.0 and "5" are one level (mixed types would split a group, issue 21)
+        out["n_refs"] = out["n_refs"].map(_n_refs_label)
     for col in ("score_original", "score_corrupted"):
         if not pd.api.types.is_numeric_dtype(out[col]):
             raise ValueError(f"column {col!r} must be numeric, got dtype {out[col].dtype}.")
