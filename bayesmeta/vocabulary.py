@@ -78,6 +78,14 @@ KEYWORDS: dict[str, str] = {
     "decompose": "reference_choice: split the variance into its sources",
     "design": "mtmm: the methods-by-traits design of the table of ratings",
     "directions": "which direction of each metric means better",
+    "lower_is_better": "readers: metrics whose lower scores are better (a list; the "
+                       "shorthand of directions={m: 'lower'}); negated in data/select.py",
+    "max_missing": "data_quality: the share of missing scores above which a metric is "
+                   "near-empty",
+    "min_distinct": "data_quality: fewer distinct values than this is a tied metric",
+    "max_tied_share": "data_quality: a larger share of one value is a tied metric",
+    "tiny": "data_quality: magnitudes below this underflow",
+    "huge": "data_quality: magnitudes above this overflow",
     "disattenuate": "correct correlations for the unreliability of the factor scores",
     "discrimination": "rater_bias: rater discrimination parameters",
     "exhaustive": "recommend_metric_set: search all sets",

@@ -445,7 +445,7 @@ def test_data_quality_of_clean_data_is_empty():
 # ----------------------------------------------------------------------------- numeric scale
 @pytest.mark.parametrize("scale", [1e307, 1e-300, 2.0**-60, 1e150])
 def test_correlations_do_not_depend_on_the_metric_scale(scale):
-    from bayesmeta.classical.correlation import correlation_measures
+    from bayesmeta.correlation.measures import correlation_measures
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2, 5, 30))
@@ -459,7 +459,7 @@ def test_correlations_do_not_depend_on_the_metric_scale(scale):
 
 
 def test_power_of_two_scaling_is_bit_for_bit_on_ordinary_scales():
-    from bayesmeta.classical.correlation import correlation_measures
+    from bayesmeta.correlation.measures import correlation_measures
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=(3, 6, 20)) * 2.0**5

@@ -16,7 +16,7 @@ one row per (metric, finding), each with the reason in words:
     sentence BLEU without a 4-gram match).
 ``overflow``
     a magnitude above ``huge`` (1e150): squares and sums overflow double precision.
-    (:func:`bayesmeta.classical.correlation.measure_draws` rescales each metric by a power
+    (:func:`bayesmeta.correlation.measures.measure_draws` rescales each metric by a power
     of two first, so correlations are right; other computations may not be.)
 ``suspicious direction``
     the metric correlates negatively with the human score at system level (Spearman over
@@ -110,7 +110,7 @@ def _direction_correlations(ds: xr.Dataset, traits: Sequence[str], run, referenc
 
 
 def data_quality(
-    ds: xr.Dataset,
+    data: xr.Dataset,
     *,
     traits: Sequence[str] | str | None = None,
     run=None,
@@ -125,7 +125,7 @@ def data_quality(
 
     Parameters
     ----------
-    ds : xarray.Dataset
+    data : xarray.Dataset
         A validated dataset with a ``score`` variable.
     traits : str or list of str, optional
         The human traits that define the direction check (default every trait with human
@@ -163,14 +163,14 @@ def data_quality(
     >>> q[["metric", "finding"]].values.tolist()
     [['const', 'constant'], ['bleu', 'underflow']]
     """
-    if "score" not in ds:
+    if "score" not in data:
         raise ValueError("data has no 'score' variable, so there are no metrics to check.")
-    score = ds["score"]
+    score = data["score"]
     other = [d for d in score.dims if d != "metric"]
     rows: list[tuple[str, str, str, float]] = []
-    hib = (ds["higher_is_better"].values.astype(bool) if "higher_is_better" in ds.coords
-           else np.ones(ds.sizes["metric"], bool))
-    for k, m in enumerate(ds["metric"].values):
+    hib = (data["higher_is_better"].values.astype(bool) if "higher_is_better" in data.coords
+           else np.ones(data.sizes["metric"], bool))
+    for k, m in enumerate(data["metric"].values):
         name = str(m)
         v = np.asarray(score.sel(metric=m).transpose(*other).values, dtype=float).ravel()
         if "reference" in other:  # padding of outputs with fewer references is not missing
@@ -211,19 +211,19 @@ def data_quality(
                          "(distance, error rate, perplexity); if so, declare it with "
                          "lower_is_better= (CLI --lower-is-better) so that analyses read "
                          "its negation", np.nan))
-    kinds = select.human_traits(ds)
+    kinds = select.human_traits(data)
     if traits is None:
         chosen = list(kinds)
     else:
         chosen = [str(t) for t in select.check_labels(list(kinds), [traits] if isinstance(
             traits, str) else list(traits), "trait")]
     if chosen:
-        corr, level = _direction_correlations(ds, chosen, run, reference)
+        corr, level = _direction_correlations(data, chosen, run, reference)
         positive = sum(r > 0 for r in corr.values())
         if corr and positive > len(corr) / 2:
             for name, r in corr.items():
                 if r < 0:
-                    declared = "" if hib[list(map(str, ds["metric"].values)).index(name)] \
+                    declared = "" if hib[list(map(str, data["metric"].values)).index(name)] \
                         else " (after negation: it is declared lower-is-better)"
                     rows.append((name, "suspicious direction",
                                  f"correlates negatively with the human score{declared} at "
@@ -231,10 +231,10 @@ def data_quality(
                                  f"while {positive} of {len(corr)} metrics correlate "
                                  f"positively; it may be lower-is-better "
                                  f"(--lower-is-better) or broken", r))
-    order = {str(m): k for k, m in enumerate(ds["metric"].values)}
+    order = {str(m): k for k, m in enumerate(data["metric"].values)}
     rows.sort(key=lambda r: (order[r[0]], FINDINGS.index(r[1])))
     out = pd.DataFrame(rows, columns=list(COLUMNS))
-    out.attrs["checked"] = int(ds.sizes["metric"])
+    out.attrs["checked"] = int(data.sizes["metric"])
     return out
 
 
