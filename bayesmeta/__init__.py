@@ -29,13 +29,16 @@ from bayesmeta.data import (
     ReadWarning,
     data_quality,
     datasets,
+    from_annotations,
     from_long,
     from_wide,
     missing_report,
+    read_annotations,
     read_csv,
     read_report,
     validate,
 )
+from bayesmeta.judges import alt_test
 from bayesmeta.options import ResamplingOptions, SamplerOptions
 from bayesmeta.raters import rater_bias
 from bayesmeta.reference_free import (
@@ -77,6 +80,7 @@ __all__ = [
     "SamplerOptions",
     "__version__",
     "agreement",
+    "alt_test",
     "cfa",
     "compare",
     "compare_metrics",
@@ -91,6 +95,7 @@ __all__ = [
     "discriminative_power",
     "factor_validity",
     "fit_correlation_model",
+    "from_annotations",
     "from_long",
     "from_wide",
     "granularity",
@@ -112,6 +117,7 @@ __all__ = [
     "rank_normalize",
     "ranking_consistency",
     "rater_bias",
+    "read_annotations",
     "read_csv",
     "read_report",
     "recommend_metric_set",

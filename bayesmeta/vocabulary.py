@@ -157,6 +157,23 @@ KEYWORDS: dict[str, str] = {
     "min_systems": "validate: systems required",
     "min_items": "validate: items required",
     "warn_missing": "validate: warn about missing values",
+    # judges (the alt-test) and their annotation readers
+    "judges": "alt_test: the LLM judges tested (raters with is_judge; default all)",
+    "epsilon": "alt_test: the cost-benefit margin granted to the judge (0.2 experts, 0.15 "
+               "skilled annotators, 0.1 crowd-workers)",
+    "scoring": "alt_test: how a label's alignment with the other annotators is scored "
+               "('accuracy', 'neg_rmse' or a callable)",
+    "q": "alt_test: the false-discovery rate of the Benjamini-Yekutieli procedure",
+    "test": "alt_test: the per-annotator test ('auto', 't' or 'wilcoxon')",
+    "human_annotations": "read_annotations: the human annotations (a JSON file or dict of "
+                         "annotator -> {instance -> label})",
+    "llm_annotations": "read_annotations: the judges' annotations (a JSON file or dict of "
+                       "judge -> {instance -> label})",
+    "instance": "from_annotations: the column of instance labels",
+    "annotator": "from_annotations: the column of rater (annotator or judge) labels",
+    "label": "from_annotations: the column of annotation labels",
+    "judge": "from_annotations: the boolean column flagging judges' rows, or the rater "
+             "labels that are judges",
 }
 
 

@@ -2,6 +2,7 @@
 
 from bayesmeta.data import datasets
 from bayesmeta.data._columns import ReadWarning
+from bayesmeta.data.annotations import from_annotations, read_annotations
 from bayesmeta.data.io import from_long, from_wide, orient, read_csv, read_report
 from bayesmeta.data.quality import data_quality
 from bayesmeta.data.schema import MissingDataWarning, missing_report, validate
@@ -11,10 +12,12 @@ __all__ = [
     "ReadWarning",
     "data_quality",
     "datasets",
+    "from_annotations",
     "from_long",
     "from_wide",
     "missing_report",
     "orient",
+    "read_annotations",
     "read_csv",
     "read_report",
     "validate",
