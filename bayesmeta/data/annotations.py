@@ -101,7 +101,7 @@ def read_annotations(human_annotations: str | Path | Mapping[str, Any],
     >>> from bayesmeta.data.annotations import read_annotations
     >>> ds = read_annotations({"a": {"1": "yes", "2": "no"}, "b": {"1": "yes"}},
     ...                       {"gpt": {"1": "no", "2": "no"}})
-    >>> ds["label"].dims, list(ds["is_judge"].values), ds["label"].attrs["categories"]
+    >>> ds["label"].dims, ds["is_judge"].values.tolist(), ds["label"].attrs["categories"]
     (('item', 'rater'), [False, False, True], ['no', 'yes'])
 
     R equivalent: none (``jsonlite::fromJSON`` and a reshape by hand).
