@@ -328,3 +328,20 @@ def test_bad_options_named():
         bm.alt_test(text, epsilon=0.2, scoring="neg_rmse")
     with pytest.raises(ValueError, match="annotations"):
         bm.alt_test(bm.datasets.simulated(random_seed=0), epsilon=0.2)
+
+
+def test_vectorised_t_test_equals_scipy():
+    """The resampling path's weighted t test, at unit weights, is scipy's one-sample t test."""
+    from bayesmeta.judges.alt_test import _scores, _weighted
+
+    human, llm = _toy(70, seed=9, n_humans=4)
+    data = bm.read_annotations(human, llm)
+    y = data["label"].sel(rater=list(human)).values
+    for judge in llm:
+        wf, wh, valid = _scores(y, data["label"].sel(rater=judge).values, "accuracy", None)
+        r_f, _, p = _weighted(np.ones((1, y.shape[0])), wf, wh, valid, 0.15)
+        for j in range(y.shape[1]):
+            d = wh[valid[:, j], j] - wf[valid[:, j], j]
+            want = stats.ttest_1samp(d, 0.15, alternative="less").pvalue
+            assert p[0, j] == pytest.approx(want, rel=1e-10)
+            assert r_f[0, j] == pytest.approx(wf[valid[:, j], j].mean(), abs=1e-12)
