@@ -345,3 +345,14 @@ def test_vectorised_t_test_equals_scipy():
             want = stats.ttest_1samp(d, 0.15, alternative="less").pvalue
             assert p[0, j] == pytest.approx(want, rel=1e-10)
             assert r_f[0, j] == pytest.approx(wf[valid[:, j], j].mean(), abs=1e-12)
+
+
+def test_one_judge_dict_and_row_order():
+    human, llm = _toy(40, seed=11)
+    data = bm.read_annotations(human, llm["good"])  # the authors' single-judge layout
+    assert [str(r) for r, j in zip(data["rater"].values, data["is_judge"].values,
+                                   strict=True) if j] == ["llm"]
+    res = bm.alt_test(bm.read_annotations(human, llm), epsilon=0.2,
+                      resampling={"n_resamples": 0})
+    est = list(dict.fromkeys(res.summary().index.get_level_values("estimand")))
+    assert est == ["winning_rate", "advantage_probability", "rho_judge", "rho_annotator"]

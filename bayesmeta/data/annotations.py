@@ -30,6 +30,9 @@ def _load(obj: str | Path | Mapping[str, Any], what: str) -> dict[str, dict[str,
     if not isinstance(obj, Mapping):
         raise TypeError(f"{what} must be a JSON file or a dict of rater -> {{instance -> "
                         f"label}}, got {type(obj).__name__}.")
+    if what == "llm_annotations" and obj and not any(isinstance(v, Mapping)
+                                                     for v in obj.values()):
+        obj = {"llm": obj}  # one judge, as the authors' alt_test takes it: instance -> label
     out: dict[str, dict[str, Any]] = {}
     for rater, labels in obj.items():
         if not isinstance(labels, Mapping):
@@ -90,7 +93,8 @@ def read_annotations(human_annotations: str | Path | Mapping[str, Any],
     human_annotations : path or dict
         Annotator -> {instance -> label}.
     llm_annotations : path or dict, optional
-        Judge -> {instance -> label}.
+        Judge -> {instance -> label}; a plain {instance -> label} (the authors' ``alt_test``
+        takes one judge so) is one judge named ``"llm"``.
 
     Returns
     -------

@@ -44,6 +44,7 @@ __all__ = ["AltTestResult", "alt_test", "benjamini_yekutieli"]
 MIN_INSTANCES = 30
 TESTS = ("t", "wilcoxon", "auto")
 SCORINGS = ("accuracy", "neg_rmse")
+ESTIMANDS = ("winning_rate", "advantage_probability", "rho_judge", "rho_annotator")
 
 
 class AltTestWarning(UserWarning):
@@ -376,7 +377,10 @@ def alt_test(
                                passes=omega >= 0.5, n_annotators=len(humans),
                                epsilon=float(epsilon), q=float(q))
                 rows.append(row)
-    frame = pd.DataFrame(rows).set_index(["estimand", "rater", "rater2"])
+    frame = pd.DataFrame(rows)
+    order = {e: k for k, e in enumerate(ESTIMANDS)}
+    frame = frame.iloc[np.argsort([order[e] for e in frame["estimand"]], kind="stable")]
+    frame = frame.set_index(["estimand", "rater", "rater2"])
     stat_cols = [c for c in ("classical", "classical_low", "classical_high", "mean", "sd",
                              "hdi_low", "hdi_high") if c in frame.columns]
     details = frame.drop(columns=stat_cols)
