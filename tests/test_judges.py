@@ -356,3 +356,15 @@ def test_one_judge_dict_and_row_order():
                       resampling={"n_resamples": 0})
     est = list(dict.fromkeys(res.summary().index.get_level_values("estimand")))
     assert est == ["winning_rate", "advantage_probability", "rho_judge", "rho_annotator"]
+
+
+def test_wilcoxon_with_resampling_runs_and_bayes_winning_rate_is_left_out():
+    human, llm = _toy(25, seed=12)
+    with pytest.warns(AltTestWarning):
+        res = bm.alt_test(bm.read_annotations(human, llm), epsilon=0.2, test="wilcoxon",
+                          resampling={"n_resamples": 40}, random_seed=2, ci_prob=0.9)
+    tab = res.summary()
+    assert tab.attrs["classical_ci_prob"] == 0.9
+    wr = tab.xs("winning_rate", level="estimand")
+    assert wr["classical_low"].notna().all() and wr["mean"].isna().all()
+    assert tab.xs("advantage_probability", level="estimand")["mean"].notna().all()
