@@ -12,7 +12,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 """
 
 from bayesmeta._version import __version__
-from bayesmeta.agreement import agreement
+from bayesmeta.agreement import agreement, agreement_coefficients
 from bayesmeta.compare import compare
 from bayesmeta.correlation import (
     compare_metrics,
@@ -77,6 +77,7 @@ __all__ = [
     "SamplerOptions",
     "__version__",
     "agreement",
+    "agreement_coefficients",
     "cfa",
     "compare",
     "compare_metrics",
