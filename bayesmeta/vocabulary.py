@@ -59,6 +59,7 @@ KEYWORDS: dict[str, str] = {
     "weights": "agreement_coefficients: Gwet's agreement weights of the rating categories "
                "('identity', 'linear', 'quadratic', 'ordinal', 'radical', 'ratio', "
                "'circular', 'bipolar')",
+    "panels": "compare_agreement: named rater panels (name -> raters) compared",
     "population": "agreement_coefficients: the population size of units for the "
                   "finite-population correction of a variance (default infinite)",
     "measures": "paper 001's correlation measures (grouping x coefficient) or 'all'",
