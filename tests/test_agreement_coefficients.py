@@ -277,3 +277,12 @@ def test_compare_agreement_panels(simulated):
     with pytest.raises(ValueError, match="not in the data"):
         bm.compare_agreement(simulated, panels={"a": ["Rater.1", "Rater.9"],
                                                 "b": ["Rater.2", "Rater.3"]})
+
+
+def test_population_correction_narrows_the_interval(simulated):
+    kw = {"traits": ["COH"], "coefficients": ["fleiss_kappa"]}
+    wide = bm.agreement_coefficients(simulated, **kw)
+    narrow = bm.agreement_coefficients(simulated, population=3400, **kw)
+    se_w = wide.details()["se"].iloc[0]
+    assert narrow.details()["se"].iloc[0] == pytest.approx(se_w * np.sqrt(0.5), rel=1e-12)
+    assert any("finite-population" in n for n in narrow.notes)

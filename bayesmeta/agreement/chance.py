@@ -263,7 +263,9 @@ def chance_corrected(y: np.ndarray, coefficient: str = "gwet_ac", weights: str =
     ``cohen_kappa`` is Conger's kappa of two raters and ``scott_pi`` Fleiss' kappa of two
     raters (Gwet 2014, ch. 2). Krippendorff's alpha takes the weights of its level
     (nominal: identity, interval: quadratic, ratio: ratio, ordinal: Krippendorff's
-    rank-frequency metric) and ignores ``weights``.
+    rank-frequency metric) and ignores ``weights``. Its variance is Gwet's for alpha
+    (irrCAC's ``krippendorff``); for the ordinal level the metric's weights, which depend
+    on the observed margins, are held fixed in it (no reference implements that case).
 
     Parameters
     ----------
