@@ -12,7 +12,7 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 """
 
 from bayesmeta._version import __version__
-from bayesmeta.agreement import agreement
+from bayesmeta.agreement import agreement, agreement_coefficients, compare_agreement
 from bayesmeta.compare import compare
 from bayesmeta.correlation import (
     compare_metrics,
@@ -80,9 +80,11 @@ __all__ = [
     "SamplerOptions",
     "__version__",
     "agreement",
+    "agreement_coefficients",
     "alt_test",
     "cfa",
     "compare",
+    "compare_agreement",
     "compare_metrics",
     "concurrent_validity",
     "consistency",

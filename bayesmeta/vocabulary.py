@@ -54,6 +54,14 @@ KEYWORDS: dict[str, str] = {
     "path": "a file path",
     # options of every analysis
     "coefficient": "the correlation coefficient: 'kendall', 'spearman' or 'pearson'",
+    "coefficients": "agreement_coefficients: the agreement coefficients and ICC forms "
+                    "computed (default all that apply)",
+    "weights": "agreement_coefficients: Gwet's agreement weights of the rating categories "
+               "('identity', 'linear', 'quadratic', 'ordinal', 'radical', 'ratio', "
+               "'circular', 'bipolar')",
+    "panels": "compare_agreement: named rater panels (name -> raters) compared",
+    "population": "agreement_coefficients: the population size of units for the "
+                  "finite-population correction of a variance (default infinite)",
     "measures": "paper 001's correlation measures (grouping x coefficient) or 'all'",
     "kendall_variant": "Kendall's tau variant of the measures: 'b' or 'c'",
     "estimator": "how a model is estimated ('wlsmv'/'bayes' for cfa, 'auto'/'full' for "

@@ -34,6 +34,10 @@ ANALYSES = {
                             True),
     "stability": (lambda ds, **kw: bm.stability(ds), False),
     "agreement": (lambda ds, **kw: bm.agreement(ds), False),
+    "agreement_coefficients": (lambda ds, **kw: bm.agreement_coefficients(
+        ds, traits=["COH"], weights="quadratic", resampling=SMALL, **kw), True),
+    "compare_agreement": (lambda ds, **kw: bm.compare_agreement(
+        ds, traits=["COH", "FLU"], resampling=SMALL, **kw), True),
     "mtmm": (lambda ds, **kw: bm.mtmm(ds), False),
     "concurrent_validity": (lambda ds, **kw: bm.concurrent_validity(ds, "COH"), False),
     "correlations": (lambda ds, **kw: bm.correlations(

@@ -25,7 +25,8 @@ def krippendorff_alpha(units: np.ndarray, level: str = "interval") -> float:
 
     with the coincidence matrix :math:`o_{ck}` over pairable units (two or more values),
     :math:`n_c` its margins, and :math:`\delta^2_{ck} = (c-k)^2` (interval) or
-    :math:`\big(\sum_{g=c}^{k} n_g - \tfrac{n_c + n_k}{2}\big)^2` (ordinal), as in
+    :math:`\big(\sum_{g=c}^{k} n_g - \tfrac{n_c + n_k}{2}\big)^2` (ordinal),
+    :math:`[c \ne k]` (nominal) or :math:`((c-k)/(c+k))^2` (ratio), as in
     Krippendorff (2011), *Computing Krippendorff's alpha-reliability*.
 
     Examples
@@ -36,8 +37,9 @@ def krippendorff_alpha(units: np.ndarray, level: str = "interval") -> float:
     >>> round(krippendorff_alpha(u, "interval"), 4)
     0.8889
     """
-    if level not in ("interval", "ordinal", "nominal"):
-        raise ValueError(f"level must be 'interval', 'ordinal' or 'nominal', got {level!r}.")
+    if level not in ("interval", "ordinal", "nominal", "ratio"):
+        raise ValueError(f"level must be 'nominal', 'ordinal', 'interval' or 'ratio', got "
+                         f"{level!r}.")
     x = np.asarray(units, dtype=float)
     m_u = (~np.isnan(x)).sum(axis=1)
     x = x[m_u >= 2]
@@ -60,6 +62,10 @@ def krippendorff_alpha(units: np.ndarray, level: str = "interval") -> float:
         d2 = (values[:, None] - values[None, :]) ** 2
     elif level == "nominal":
         d2 = 1.0 - np.eye(V)
+    elif level == "ratio":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = values[:, None] + values[None, :]
+            d2 = np.where(s == 0, 0.0, ((values[:, None] - values[None, :]) / s) ** 2)
     else:
         cum = np.cumsum(n_c)
         lo = np.minimum.outer(np.arange(V), np.arange(V))

@@ -1,0 +1,269 @@
+"""``bm.agreement_coefficients``: every chance-corrected coefficient and ICC form per trait,
+with analytic intervals, a bootstrap over outputs and a Bayesian-bootstrap posterior.
+
+Kernels: :mod:`bayesmeta.agreement.chance` (Gwet's framework) and
+:mod:`bayesmeta.agreement.icc` (McGraw & Wong). Resampling draws are made as in
+:mod:`bayesmeta.correlation.resampling` (system and item weights, output (s, i) weighing
+``a_s b_i``) and summarised by the one summariser, :func:`bayesmeta.summaries.summarize`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta.agreement.chance import (
+    COEFFICIENTS,
+    WEIGHTS,
+    Panel,
+    chance_corrected,
+    coefficient_draws,
+)
+from bayesmeta.agreement.icc import ICC_FORMS, icc, icc_values, mean_squares
+from bayesmeta.correlation.resampling import resampling_weights
+from bayesmeta.data.select import describe, ordinal_ratings, require
+from bayesmeta.options import ResamplingOptions
+from bayesmeta.reliability.classical import _ByEstimand
+from bayesmeta.results import data_hash
+from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
+from bayesmeta.vocabulary import resampling_options
+
+#: Every estimand of :func:`agreement_coefficients`.
+ESTIMANDS = COEFFICIENTS + tuple(ICC_FORMS)
+_TWO_RATERS = ("cohen_kappa", "scott_pi")
+
+
+class AgreementCoefficientsResult(_ByEstimand):
+    """Chance-corrected coefficients and ICC forms per trait (see
+    :func:`agreement_coefficients`)."""
+
+    default_estimand = "gwet_ac"
+
+
+def _choose(coefficients: str | Sequence[str] | None, n_raters: int) -> list[str]:
+    if coefficients is None or coefficients == "all":
+        return [c for c in ESTIMANDS if n_raters == 2 or c not in _TWO_RATERS]
+    chosen = [coefficients] if isinstance(coefficients, str) else list(coefficients)
+    bad = [c for c in chosen if c not in ESTIMANDS]
+    if bad:
+        raise ValueError(f"unknown coefficient(s) {bad}; coefficients are "
+                         f"{', '.join(ESTIMANDS)}.")
+    if n_raters != 2 and any(c in _TWO_RATERS for c in chosen):
+        raise ValueError(f"cohen_kappa and scott_pi are for 2 raters, got {n_raters}: use "
+                         "conger_kappa and fleiss_kappa.")
+    return chosen
+
+
+def _draws(y: np.ndarray, panel: Panel, names: list[str], weights: str, u: np.ndarray
+           ) -> np.ndarray:
+    """(B, len(names)) draws for per-output weights u (B, outputs)."""
+    out = np.full((u.shape[0], len(names)), np.nan)
+    uk = u[:, panel.kept]
+    uk = uk * (uk.shape[1] / uk.sum(1, keepdims=True))
+    complete = ~np.isnan(y).any(axis=1)
+    iccs = None
+    if complete.sum() > 2 and any(c in ICC_FORMS for c in names):
+        uc = u[:, complete]
+        uc = uc * (uc.shape[1] / uc.sum(1, keepdims=True))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            iccs = icc_values(mean_squares(y[complete], uc))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j, c in enumerate(names):
+            if c in ICC_FORMS:
+                if iccs is not None:
+                    out[:, j] = iccs[c]
+            else:
+                out[:, j] = coefficient_draws(panel, c, weights, uk)
+    return out
+
+
+def agreement_coefficients(
+    data: xr.Dataset,
+    *,
+    coefficients: str | Sequence[str] | None = None,
+    weights: str = "identity",
+    traits: Sequence[str] | None = None,
+    raters: Sequence[str] | None = None,
+    population: float | None = None,
+    ci_prob: float = CI_PROB,
+    resampling: ResamplingOptions | Mapping[str, Any] | None = None,
+    random_seed: int | None = None,
+) -> AgreementCoefficientsResult:
+    r"""Chance-corrected agreement coefficients and every ICC form, per trait.
+
+    Units are the outputs (system x item), raters the raters. For each trait:
+
+    * **Gwet's framework** (:func:`bayesmeta.agreement.chance.chance_corrected`):
+      :math:`\kappa = (p_a - p_e)/(1 - p_e)` with the weighted percent agreement
+      :math:`p_a` over units with two or more ratings and the chance agreement of
+      ``percent_agreement`` (:math:`p_e = 0`), ``cohen_kappa`` and ``scott_pi`` (2 raters),
+      ``fleiss_kappa``, ``conger_kappa``, ``gwet_ac`` (AC1 with identity weights, AC2
+      otherwise), ``brennan_prediger`` and Krippendorff's alpha at each level of measurement
+      (``krippendorff_nominal``, ``_ordinal``, ``_interval``, ``_ratio``; their weights are
+      the level's, whatever ``weights`` says). ``classical_low``/``classical_high``:
+      :math:`\kappa \pm t_{n-1}\sqrt{v}` with Gwet's linearised variance
+      :math:`v = \frac{1-f}{n(n-1)}\sum_i(\kappa_i^\star - \kappa)^2`, :math:`f = n/N`
+      (``population`` = N), upper end capped at 1, as irrCAC.
+    * **ICC** (:func:`bayesmeta.agreement.icc.icc`): ``icc_oneway_single``,
+      ``icc_oneway_average``, ``icc_twoway_agreement_single``/``_average``,
+      ``icc_twoway_consistency_single``/``_average`` on the complete units, with
+      McGraw & Wong's F-based intervals; ``details()`` names each form in McGraw & Wong's
+      and Shrout & Fleiss' notation (``mcgraw_wong``, ``shrout_fleiss``).
+
+    Missing ratings drop out of a unit, not the unit out of the data (ICC: incomplete units
+    are left out, counted in ``n_incomplete``); a warning counts them.
+
+    With ``resampling`` (``n_resamples`` > 0, default 1000 when a dict or options object is
+    given): a Bayesian bootstrap (flat Dirichlet weights of systems and items, output
+    (s, i) weighing :math:`a_s b_i`, Rubin 1981) gives ``mean``, ``sd``, ``hdi_low``,
+    ``hdi_high``; a classical bootstrap of ``resampling.unit`` (systems, items or both)
+    gives ``bootstrap_se``, ``bootstrap_low``, ``bootstrap_high`` (percentile) in
+    ``details()``. Draws are weighted sums over units, so resamples are matrix products.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        A bayesmeta dataset with ``rating``.
+    coefficients : str or list of str, optional
+        Estimands (default every one that applies: :data:`ESTIMANDS`, the 2-rater ones only
+        for 2 raters, ``krippendorff_ratio`` only without a 0 rating).
+    weights : str
+        Gwet's weights: ``identity`` (unweighted), ``linear``, ``quadratic``, ``ordinal``,
+        ``radical``, ``ratio``, ``circular``, ``bipolar``.
+    traits, raters : list of str, optional
+        Traits and raters included (default all; at least two raters).
+    population : float, optional
+        Number of units in the population, for the finite-population correction of Gwet's
+        variance (default infinite).
+    ci_prob : float
+        Probability of every interval (0.94).
+    resampling : ResamplingOptions or dict, optional
+        Bootstrap and Bayesian-bootstrap resamples (none by default).
+    random_seed : int, optional
+        Seed of the resamples.
+
+    Returns
+    -------
+    AgreementCoefficientsResult
+        ``summary()`` indexed by ``(estimand, trait)``: ``classical``, ``classical_low``,
+        ``classical_high`` and, with resampling, ``mean``, ``sd``, ``hdi_low``,
+        ``hdi_high``. ``details()``: ``se``, ``n_units`` (units in the estimate),
+        ``n_missing`` (missing ratings), ``n_incomplete``, ``weights``, ``mcgraw_wong``,
+        ``shrout_fleiss`` and the bootstrap columns.
+
+    References
+    ----------
+    Gwet (2014), *Handbook of Inter-Rater Reliability*, 4th ed.; McGraw & Wong (1996),
+    *Psychological Methods* 1(1); Krippendorff (2011), *Computing Krippendorff's
+    alpha-reliability*; Rubin (1981), The Bayesian bootstrap, *Ann. Statist.* 9(1).
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> res = bm.agreement_coefficients(bm.datasets.simulated(), traits=["COH"],
+    ...                                 coefficients=["gwet_ac", "fleiss_kappa"],
+    ...                                 weights="quadratic")
+    >>> res.summary().index.get_level_values("estimand").tolist()
+    ['gwet_ac', 'fleiss_kappa']
+
+    R equivalent: ``irrCAC::gwet.ac1.raw(y, weights = "quadratic")``,
+    ``irrCAC::fleiss.kappa.raw``, ``irrCAC::krippen.alpha.raw``, ``psych::ICC(y)``,
+    ``irr::icc(y, model = "twoway", type = "agreement")``.
+    """
+    ci_prob = check_ci_prob(ci_prob)
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}.")
+    rating = ordinal_ratings(data, traits=traits, raters=raters, analysis="agreement")
+    require(rating.sizes["rater"], 2, "rater", "agreement")
+    n_raters = rating.sizes["rater"]
+    names = _choose(coefficients, n_raters)
+    explicit = coefficients is not None and coefficients != "all"
+    if not explicit and np.nanmin(rating.values) <= 0:  # ratio distances divide by c + k
+        names = [c for c in names if c != "krippendorff_ratio"]
+    opts = None if resampling is None else resampling_options(resampling, n_resamples=1000)
+    n_draws = 0 if opts is None else opts.n_resamples
+    seed = int(np.random.SeedSequence().entropy % 2**32) if random_seed is None else random_seed
+    rng = np.random.default_rng(seed)
+    S, I = rating.sizes["system"], rating.sizes["item"]
+    if n_draws:
+        a, b = resampling_weights(rng, "bayesian", n_draws, (S, I))
+        u_bayes = (a[:, :, None] * b[:, None, :]).reshape(n_draws, S * I)
+        a, b = resampling_weights(rng, "bootstrap", n_draws, (S, I), opts.unit)
+        a = np.ones((n_draws, S)) if a is None else a
+        b = np.ones((n_draws, I)) if b is None else b
+        u_boot = (a[:, :, None] * b[:, None, :]).reshape(n_draws, S * I)
+    N = np.inf if population is None else float(population)
+    rows, post, notes = [], [], []
+    trait_labels = [str(t) for t in rating["trait"].values]
+    for t in rating["trait"].values:
+        y = rating.sel(trait=t).transpose("system", "item", "rater").values.reshape(S * I, -1)
+        missing = int(np.isnan(y).sum())
+        complete = ~np.isnan(y).any(axis=1)
+        if missing:
+            warnings.warn(f"trait {t}: {missing} of {y.size} ratings missing "
+                          f"({100 * missing / y.size:.1f}%); chance-corrected coefficients "
+                          f"use every unit with two or more ratings, the ICC forms the "
+                          f"{int(complete.sum())} complete units.", UserWarning, stacklevel=2)
+        panel = Panel(y)
+        forms = icc(y[complete], ci_prob=ci_prob) if complete.sum() > 2 else {}
+        for c in names:
+            row = {"estimand": c, "trait": str(t), "weights": weights, "n_missing": missing,
+                   "n_incomplete": int((~complete).sum()) if c in ICC_FORMS else 0,
+                   "mcgraw_wong": ICC_FORMS.get(c, ("", ""))[0],
+                   "shrout_fleiss": ICC_FORMS.get(c, ("", ""))[1]}
+            if c in ICC_FORMS:
+                f = forms.get(c, {"value": np.nan, "low": np.nan, "high": np.nan})
+                row.update(classical=f["value"], classical_low=f["low"],
+                           classical_high=f["high"], se=np.nan, n_units=int(complete.sum()))
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    est = chance_corrected(y, c, weights, population=N, ci_prob=ci_prob)
+                row.update(classical=est["value"], classical_low=est["low"],
+                           classical_high=est["high"], se=est["se"], n_units=est["n"])
+            rows.append(row)
+        if n_draws:
+            post.append(np.stack([_draws(y, panel, names, weights, u_bayes),
+                                  _draws(y, panel, names, weights, u_boot)]))
+    table = pd.DataFrame(rows).set_index(["estimand", "trait"])
+    order = pd.MultiIndex.from_product([names, trait_labels], names=["estimand", "trait"])
+    table = table.reindex(order)
+    columns = ["classical", "classical_low", "classical_high"]
+    details = table.drop(columns=columns)
+    ci_kind = None
+    if n_draws:
+        draws = xr.DataArray(np.stack(post, axis=1), dims=("kind", "trait", "resample",
+                                                           "estimand"),
+                             coords={"trait": trait_labels, "estimand": names})
+        bay = summarize(draws[0], ci_prob=ci_prob, sample_dims=("resample",))
+        boot = summarize(draws[1], ci_prob=ci_prob, sample_dims=("resample",),
+                         interval="equal_tailed")
+        for name, src, fn in (("mean", bay, "mean"), ("sd", bay, "sd"),
+                              ("bootstrap_se", boot, "sd")):
+            v = src[fn].transpose("estimand", "trait").values.ravel()
+            (table if name in ("mean", "sd") else details)[name] = v
+        for lo_name, hi_name, src, dest in (("hdi_low", "hdi_high", bay, table),
+                                            ("bootstrap_low", "bootstrap_high", boot, details)):
+            iv = src["interval"].transpose("estimand", "trait", "ci_bound").values
+            dest[lo_name], dest[hi_name] = iv[..., 0].ravel(), iv[..., 1].ravel()
+        columns += ["mean", "sd", "hdi_low", "hdi_high"]
+        ci_kind = "hdi"
+        notes.append(f"mean, sd, hdi: Bayesian bootstrap ({n_draws} draws, systems and items); "
+                     f"bootstrap_* in details: {n_draws} resamples of {opts.unit}.")
+    if np.isfinite(N):
+        notes.append(f"Gwet's variances use the finite-population correction with N = {N:g}.")
+    return AgreementCoefficientsResult(
+        table[columns], title="Agreement coefficients per trait",
+        info={"data": describe(data), "raters": n_raters, "weights": weights,
+              "n_resamples": n_draws, "random_seed": seed},
+        notes=notes, details=details, ci_prob=ci_prob, ci_kind=ci_kind,
+        classical_ci_kind="analytic: t with Gwet's (2014) linearised variance; F-based for "
+                          "ICC (McGraw & Wong 1996)",
+        random_seed=seed, data_hash=data_hash(data))
+
+
+__all__ = ["ESTIMANDS", "AgreementCoefficientsResult", "agreement_coefficients"]

@@ -1,0 +1,63 @@
+"""Time of the agreement toolkit on SummEval (issue 24): every coefficient and ICC form for
+3 experts x 4 traits x 1,700 outputs with 1,000 Bayesian-bootstrap draws and 1,000
+bootstrap resamples, against pingouin's ``intraclass_corr`` (point estimates of the 6 ICC
+forms, 4 traits) timed in the same run. Prints the load average (the machine may be busy).
+
+Target: under 10 s.
+
+    PYTHONPATH=. python benchmarks/bench_agreement.py [--n-resamples 1000]
+
+Measured (2-core machine loaded by MCMC jobs, load average 13.7 12.8 11.9; wall clock;
+15 estimands x 4 traits = 60 rows)::
+
+    agreement_coefficients, point estimates                          0.16 s
+    agreement_coefficients, 1000 Bayesian-bootstrap + 1000 bootstrap  7.77 s
+    pingouin.intraclass_corr, 6 ICC forms x 4 traits, no resamples    0.20 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import pandas as pd
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-resamples", type=int, default=1000)
+    args = parser.parse_args()
+    import pingouin as pg
+
+    import bayesmeta as bm
+
+    data = bm.datasets.summeval()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"{os.cpu_count()} CPUs")
+    t0 = time.perf_counter()
+    point = bm.agreement_coefficients(data)
+    t1 = time.perf_counter()
+    res = bm.agreement_coefficients(data, resampling={"n_resamples": args.n_resamples},
+                                    random_seed=0)
+    t2 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for t in data["trait"].values:
+            y = data["rating"].sel(trait=t).stack(u=("system", "item")).transpose("u", "rater")
+            long = pd.DataFrame(y.values).reset_index().melt(id_vars="index", var_name="rater",
+                                                             value_name="rating")
+            pg.intraclass_corr(long, targets="index", raters="rater", ratings="rating")
+    t3 = time.perf_counter()
+    n_est = len(point.summary())
+    print(f"agreement_coefficients, point estimates ({n_est} rows)       {t1 - t0:7.2f} s")
+    print(f"agreement_coefficients, {args.n_resamples} Bayesian-bootstrap + "
+          f"{args.n_resamples} bootstrap   {t2 - t1:7.2f} s  (target < 10 s)")
+    print(f"pingouin.intraclass_corr, 6 ICC forms x 4 traits, no resamples  {t3 - t2:7.2f} s")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(res.summary().xs("COH", level="trait").round(3).to_string())
+
+
+if __name__ == "__main__":
+    main()
