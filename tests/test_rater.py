@@ -75,6 +75,32 @@ def test_model_builds_with_named_dims_and_finite_logp(small):
     assert "log_discrimination" not in rm.build_rater_model(d, discrimination=False).named_vars
 
 
+def test_default_parameterisation_is_quality_units_with_fixed_rater_scales(small):
+    """The default build (issue 19): latent scale in SDs of true quality (variance shares
+    on a simplex, a free slope per rater), fixed prior SDs over the raters, no
+    hierarchical scale over three raters; release 0.10's build stays available."""
+    d = rm.rater_design(small, traits=["COH"])
+    assert rm.DEFAULT_PARAMETERISATION == "quality_units"
+    m = rm.build_rater_model(d)
+    free = {v.name for v in m.free_RVs}
+    assert {"variance_share", "log_slope", "quality", "rater_shift", "log_gap"} <= free
+    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "sd_system",
+                       "log_discrimination", "quality_z"}
+    # the variables the derived quantities read exist in every parameterisation
+    for name in rm.PARAMETERISATIONS:
+        mm = rm.build_rater_model(d, parameterisation=name)
+        assert {"mu", "sd_system", "sd_item", "sd_output", "system_effect", "rater_shift",
+                "tau", "discrimination"} <= set(mm.named_vars), name
+        assert all(np.isfinite(v) for v in mm.point_logps(mm.initial_point()).values())
+    old = {v.name for v in rm.build_rater_model(d, parameterisation="rater_units").free_RVs}
+    assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "sd_output"} <= old
+    # equal slopes: one slope per trait, shared by the raters
+    eq = rm.build_rater_model(d, discrimination=False)
+    assert eq.named_vars_to_dims["log_slope"] == ("trait",)
+    with pytest.raises(ValueError, match="parameterisation must be one of"):
+        rm.build_rater_model(d, parameterisation="nope")
+
+
 def test_classical_counterparts_by_hand(small):
     d = rm.rater_design(small)
     cl = classical_counterparts(d.labelled(), scale_min=1, n_categories=5)
