@@ -75,17 +75,17 @@ def test_model_builds_with_named_dims_and_finite_logp(small):
     assert "log_discrimination" not in rm.build_rater_model(d, discrimination=False).named_vars
 
 
-def test_default_parameterisation_is_quality_units_with_fixed_rater_scales(small):
-    """The default build (issue 19): latent scale in SDs of true quality (variance shares
-    on a simplex, a free slope per rater), fixed prior SDs over the raters, no
-    hierarchical scale over three raters; release 0.10's build stays available."""
+def test_default_parameterisation_has_fixed_rater_scales_and_noncentred_quality(small):
+    """The default build (issue 19): fixed prior SDs over the raters (no hierarchical scale
+    over three raters, whose funnels diverged) and a non-centred output-level quality;
+    release 0.10's build and the measured alternatives stay available."""
     d = rm.rater_design(small, traits=["COH"])
-    assert rm.DEFAULT_PARAMETERISATION == "quality_units"
+    assert rm.DEFAULT_PARAMETERISATION == "rater_units_fixed_noncentred"
     m = rm.build_rater_model(d)
     free = {v.name for v in m.free_RVs}
-    assert {"variance_share", "log_slope", "quality", "rater_shift", "log_gap"} <= free
-    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "sd_system",
-                       "log_discrimination", "quality_z"}
+    assert {"quality_z", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
+    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"}
+    assert m.named_vars_to_dims["quality"] == ("trait", "system", "item")
     # the variables the derived quantities read exist in every parameterisation
     for name in rm.PARAMETERISATIONS:
         mm = rm.build_rater_model(d, parameterisation=name)
@@ -93,9 +93,9 @@ def test_default_parameterisation_is_quality_units_with_fixed_rater_scales(small
                 "tau", "discrimination"} <= set(mm.named_vars), name
         assert all(np.isfinite(v) for v in mm.point_logps(mm.initial_point()).values())
     old = {v.name for v in rm.build_rater_model(d, parameterisation="rater_units").free_RVs}
-    assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "sd_output"} <= old
-    # equal slopes: one slope per trait, shared by the raters
-    eq = rm.build_rater_model(d, discrimination=False)
+    assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"} <= old
+    # quality units, equal slopes: one slope per trait, shared by the raters
+    eq = rm.build_rater_model(d, discrimination=False, parameterisation="quality_units")
     assert eq.named_vars_to_dims["log_slope"] == ("trait",)
     with pytest.raises(ValueError, match="parameterisation must be one of"):
         rm.build_rater_model(d, parameterisation="nope")

@@ -153,10 +153,12 @@ PARAMETERISATIONS: dict[str, dict[str, str]] = {
     "rater_units_fixed": {"units": "rater", "scales": "fixed", "quality": "centred"},
     "rater_units_noncentred": {"units": "rater", "scales": "hierarchical",
                                "quality": "noncentred"},
+    "rater_units_fixed_noncentred": {"units": "rater", "scales": "fixed",
+                                     "quality": "noncentred"},
 }
 
 #: The parameterisation :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERISATION = "quality_units"
+DEFAULT_PARAMETERISATION = "rater_units_fixed_noncentred"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -209,9 +211,11 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
     parameterisation : str or dict
         A name in :data:`PARAMETERISATIONS` (default :data:`DEFAULT_PARAMETERISATION`,
-        ``"quality_units"``). Every parameterisation has the deterministic (or free)
-        variables ``mu``, ``sd_system``, ``sd_item``, ``sd_output``, ``system_effect``,
-        ``rater_shift``, ``tau`` and ``discrimination`` from which
+        ``"rater_units_fixed_noncentred"``: fixed prior SDs over the raters and a
+        non-centred output-level quality, chosen on measured convergence). Every
+        parameterisation has the deterministic (or free) variables ``mu``, ``sd_system``,
+        ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
+        ``discrimination`` from which
         :func:`~bayesmeta.models._rater_derived.derived_quantities` computes the reported
         quantities, whose meaning does not depend on the choice.
 

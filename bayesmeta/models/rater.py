@@ -294,11 +294,14 @@ def rater_bias(
         Show the sampler's progress bar (default: in interactive full runs).
     parameterisation : str
         How the model is written, a name in
-        :data:`bayesmeta.models._rater_build.PARAMETERISATIONS`: ``"quality_units"``
-        (default: latent scale in SDs of true quality, fixed prior SDs over the raters) or
-        ``"rater_units"`` (the parameterisation and priors of release 0.10, which mixes
-        worse; kept to reproduce earlier results). The reported quantities mean the same
-        in all of them; ``models/rater.md`` has the comparison.
+        :data:`bayesmeta.models._rater_build.PARAMETERISATIONS`. Default
+        ``"rater_units_fixed_noncentred"``: fixed weakly informative SDs of the rater
+        severities, log-gaps and log-discriminations (no hierarchical scale over a
+        handful of raters) and a non-centred output-level quality; ``"rater_units"`` is
+        the parameterisation and priors of release 0.10 (divergences and low ESS with
+        the default draws; kept to reproduce earlier results). The reported quantities
+        mean the same in all of them; ``models/rater.md`` ("Convergence with the
+        defaults") has the measured comparison.
     **legacy
         ``draws=``, ``tune=``, ``chains=``, ``fast=``, ``sampler=``, ``target_accept=``,
         ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
