@@ -155,6 +155,8 @@ PARAMETERISATIONS: dict[str, dict[str, str]] = {
                                "quality": "noncentred"},
     "rater_units_fixed_noncentred": {"units": "rater", "scales": "fixed",
                                      "quality": "noncentred"},
+    "rater_units_fixed_noncentred_items": {"units": "rater", "scales": "fixed",
+                                           "quality": "noncentred", "items": "noncentred"},
 }
 
 #: The parameterisation :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
@@ -183,7 +185,7 @@ def parameterisation_spec(parameterisation: str | dict[str, str]) -> dict[str, s
                          f"{', '.join(map(repr, PARAMETERISATIONS))}, got "
                          f"{parameterisation!r}.")
     allowed = {"units": ("quality", "rater"), "scales": ("fixed", "hierarchical"),
-               "quality": ("centred", "noncentred")}
+               "quality": ("centred", "noncentred"), "items": ("centred", "noncentred")}
     for k, v in spec.items():
         if k not in allowed or v not in allowed[k]:
             raise ValueError(f"unknown parameterisation setting {k}={v!r}.")
@@ -278,7 +280,12 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         system_effect = pm.ZeroSumNormal("system_effect", sigma=sd_system[:, None],
                                          dims=("trait", "system"))
         loc = mu[:, None, None] + system_effect[:, :, None]
-        if item_effect:
+        if item_effect and spec.get("items", "centred") == "noncentred":
+            item_z = pm.ZeroSumNormal("item_effect_z", sigma=1.0, dims=("trait", "item"))
+            item = pm.Deterministic("item_effect", sd_item[:, None] * item_z,
+                                    dims=("trait", "item"))
+            loc = loc + item[:, None, :]
+        elif item_effect:
             item = pm.ZeroSumNormal("item_effect", sigma=sd_item[:, None],
                                     dims=("trait", "item"))
             loc = loc + item[:, None, :]
