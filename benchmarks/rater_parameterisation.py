@@ -69,14 +69,14 @@ def _raw(idata) -> dict:
 
 
 def run(parameterisation: str, data: str, seed: int, sampling: dict | None, label: str,
-        out: Path) -> dict:
+        out: Path, traits: list[str] | None = None) -> dict:
     ds = bm.datasets.summeval() if data == "summeval" else simulate_rater(
         seed, n_systems=10, n_items=40, traits=("COH", "CON"))
     load_start = _load()
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = rater_bias(ds, random_seed=seed, sampling=sampling,
+        res = rater_bias(ds, random_seed=seed, sampling=sampling, traits=traits,
                          parameterisation=parameterisation)
     seconds = time.perf_counter() - t0
     tab = res.summary()
@@ -86,6 +86,7 @@ def run(parameterisation: str, data: str, seed: int, sampling: dict | None, labe
     line = {
         "parameterisation": parameterisation, "data": data, "seed": seed,
         "sampling": sampling or "defaults", "label": label,
+        "traits": [str(t) for t in res.idata.posterior["trait"].values],
         "chains": post.attrs.get("chains"), "draws": post.attrs.get("draws"),
         "tune": post.attrs.get("tune"), "target_accept": post.attrs.get("target_accept"),
         "mass_matrix": post.attrs.get("mass_matrix"),
@@ -126,12 +127,14 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[3])
     ap.add_argument("--sampling", type=json.loads, default=None,
                     help='JSON dict of SamplerOptions fields, e.g. \'{"draws": 500}\'')
+    ap.add_argument("--traits", nargs="+", default=None, help="a subset of traits")
     ap.add_argument("--tag", default="", help="added to the label of the summary file")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     for seed in args.seeds:
         label = f"{args.parameterisation}_{args.data}_{seed}{args.tag}"
-        line = run(args.parameterisation, args.data, seed, args.sampling, label, args.out)
+        line = run(args.parameterisation, args.data, seed, args.sampling, label, args.out,
+                   args.traits)
         short = {k: v for k, v in line.items() if k != "raw"}
         print(json.dumps(short), flush=True)
         worst = {t: sorted(v.items(), key=lambda kv: kv[1][0])[:4]

@@ -75,25 +75,24 @@ def test_model_builds_with_named_dims_and_finite_logp(small):
     assert "log_discrimination" not in rm.build_rater_model(d, discrimination=False).named_vars
 
 
-def test_default_parameterisation_has_fixed_rater_scales_and_noncentred_quality(small):
-    """The default build (issue 19): fixed prior SDs over the raters (no hierarchical scale
-    over three raters, whose funnels diverged) and a non-centred output-level quality;
-    release 0.10's build and the measured alternatives stay available."""
+def test_parameterisations_share_the_reported_variables(small):
+    """The default build stays release 0.10's (centred quality, hierarchical SDs over the
+    raters: no measured alternative met issue 19's targets on SummEval); every measured
+    alternative builds, has a finite log-probability and the variables the derived
+    quantities read, so the reported estimands mean the same."""
     d = rm.rater_design(small, traits=["COH"])
-    assert rm.DEFAULT_PARAMETERISATION == "rater_units_fixed_noncentred"
-    m = rm.build_rater_model(d)
-    free = {v.name for v in m.free_RVs}
-    assert {"quality_z", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
-    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"}
-    assert m.named_vars_to_dims["quality"] == ("trait", "system", "item")
-    # the variables the derived quantities read exist in every parameterisation
+    assert rm.DEFAULT_PARAMETERISATION == "rater_units"
+    free = {v.name for v in rm.build_rater_model(d).free_RVs}
+    assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"} <= free
     for name in rm.PARAMETERISATIONS:
         mm = rm.build_rater_model(d, parameterisation=name)
         assert {"mu", "sd_system", "sd_item", "sd_output", "system_effect", "rater_shift",
-                "tau", "discrimination"} <= set(mm.named_vars), name
+                "tau", "discrimination", "quality"} <= set(mm.named_vars), name
         assert all(np.isfinite(v) for v in mm.point_logps(mm.initial_point()).values())
-    old = {v.name for v in rm.build_rater_model(d, parameterisation="rater_units").free_RVs}
-    assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"} <= old
+    m = rm.build_rater_model(d, parameterisation="rater_units_fixed_noncentred")
+    free = {v.name for v in m.free_RVs}
+    assert {"quality_z", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
+    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"}
     # quality units, equal slopes: one slope per trait, shared by the raters
     eq = rm.build_rater_model(d, discrimination=False, parameterisation="quality_units")
     assert eq.named_vars_to_dims["log_slope"] == ("trait",)

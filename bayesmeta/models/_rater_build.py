@@ -160,7 +160,7 @@ PARAMETERISATIONS: dict[str, dict[str, str]] = {
 }
 
 #: The parameterisation :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERISATION = "rater_units_fixed_noncentred"
+DEFAULT_PARAMETERISATION = "rater_units"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -213,8 +213,8 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
     parameterisation : str or dict
         A name in :data:`PARAMETERISATIONS` (default :data:`DEFAULT_PARAMETERISATION`,
-        ``"rater_units_fixed_noncentred"``: fixed prior SDs over the raters and a
-        non-centred output-level quality, chosen on measured convergence). Every
+        ``"rater_units"``, release 0.10's build; no measured alternative met issue 19's
+        convergence targets on SummEval, see ``models/rater.md``). Every
         parameterisation has the deterministic (or free) variables ``mu``, ``sd_system``,
         ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
         ``discrimination`` from which
