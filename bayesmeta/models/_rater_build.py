@@ -160,7 +160,7 @@ PARAMETERISATIONS: dict[str, dict[str, str]] = {
 }
 
 #: The parameterisation :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERISATION = "rater_units"
+DEFAULT_PARAMETERISATION = "rater_units_fixed"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -213,8 +213,8 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
     parameterisation : str or dict
         A name in :data:`PARAMETERISATIONS` (default :data:`DEFAULT_PARAMETERISATION`,
-        ``"rater_units"``, release 0.10's build; no measured alternative met issue 19's
-        convergence targets on SummEval, see ``models/rater.md``). Every
+        ``"rater_units_fixed"``: centred output quality, fixed prior SDs over the raters;
+        chosen on measured convergence, see ``models/rater.md``). Every
         parameterisation has the deterministic (or free) variables ``mu``, ``sd_system``,
         ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
         ``discrimination`` from which

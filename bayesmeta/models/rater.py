@@ -295,14 +295,14 @@ def rater_bias(
     parameterisation : str
         How the model is written, a name in
         :data:`bayesmeta.models._rater_build.PARAMETERISATIONS`. Default
-        ``"rater_units"`` (release 0.10's build: centred output quality, SDs of
-        severities, log-gaps and log-discriminations estimated over the raters).
-        ``"rater_units_fixed_noncentred"`` (fixed rater-level SDs, non-centred quality)
-        had no divergence and met the R-hat/ESS targets on most simulated datasets of the
-        recovery shape, but mixed worse than the default on SummEval COH; the other
-        variants are experimental. The reported quantities mean the same in all of them;
-        the priors differ as ``models/rater.md`` ("Convergence with the defaults") states,
-        with the measured comparison.
+        ``"rater_units_fixed"``: the severities, log-gaps and log-discriminations have
+        fixed weakly informative SDs over the raters (1, 0.5, 0.5) instead of SDs
+        estimated from a handful of raters, whose funnels made release 0.10's build
+        diverge; ``"rater_units"`` is release 0.10's build and priors (kept to reproduce
+        earlier results); the other variants were measured and mix worse on SummEval.
+        The reported quantities mean the same in all of them; the priors differ as
+        ``models/rater.md`` ("Convergence with the defaults") states, with the
+        measurements.
     **legacy
         ``draws=``, ``tune=``, ``chains=``, ``fast=``, ``sampler=``, ``target_accept=``,
         ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
