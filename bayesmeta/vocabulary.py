@@ -78,6 +78,8 @@ KEYWORDS: dict[str, str] = {
     "batch_size": "fit_correlation_model: metrics fitted per batch",
     "bayes": "report: Bayesian sections 'off', 'fast' or 'full'",
     "by_trait": "rater_bias: thresholds per trait",
+    "parameterisation": "rater_bias: how the model is written for the sampler (a name in "
+                        "raters._model_build.PARAMETERISATIONS; same estimands)",
     "centered": "fit_correlation_model: centred parameterisation",
     "claims": "metric_variance: the trait each metric claims to measure",
     "compare": "also compare metrics pairwise",

@@ -10,12 +10,19 @@ compiled once.
 
     python benchmarks/rater_recovery.py [--datasets 20] [--systems 10] [--items 40]
                                         [--seed 100] [--mass-matrix low_rank]
-                                        [--out rows.csv]
+                                        [--defaults] [--parameterisation NAME]
+                                        [--out rows.csv] [--jsonl results.jsonl]
+
+``--defaults`` fits with the model's default sampler settings (what a user gets) instead of
+``--chains`` x ``--draws``; ``--jsonl`` appends one JSON line per dataset (diagnostics,
+divergences, seconds with the load average, coverage per quantity) as the fits come.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import time
 import warnings
 
@@ -23,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bayesmeta.convergence import ConvergenceWarning
-from bayesmeta.raters.model import rater_bias
+from bayesmeta.raters.model import DEFAULT_PARAMETERISATION, rater_bias
 from bayesmeta.simulate import simulate_rater
 
 QUANTITIES = ("threshold", "severity", "marginal_threshold", "loading", "reliability_system",
@@ -41,7 +48,11 @@ def main() -> None:
     ap.add_argument("--ci-prob", type=float, default=0.94)
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--mass-matrix", choices=["diag", "low_rank"], default="diag")
+    ap.add_argument("--defaults", action="store_true",
+                    help="the model's default sampler settings (ignores --chains etc.)")
+    ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERISATION)
     ap.add_argument("--out", help="also write one row per true value to this CSV")
+    ap.add_argument("--jsonl", help="append one JSON line per fitted dataset to this file")
     args = ap.parse_args()
 
     rows, times, rhat = [], [], []
@@ -49,15 +60,19 @@ def main() -> None:
         seed = args.seed + k
         ds = simulate_rater(seed, n_systems=args.systems, n_items=args.items,
                             traits=("COH", "CON"))
+        sampling = None if args.defaults else {
+            "chains": args.chains, "draws": args.draws, "tune": args.tune,
+            "mass_matrix": args.mass_matrix}
+        load_start = [round(x, 2) for x in os.getloadavg()]
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            res = rater_bias(ds, sampling={"chains": args.chains, "draws": args.draws,
-                                           "tune": args.tune, "mass_matrix": args.mass_matrix},
-                             ci_prob=args.ci_prob, random_seed=seed)
+            res = rater_bias(ds, sampling=sampling, ci_prob=args.ci_prob, random_seed=seed,
+                             parameterisation=args.parameterisation)
         times.append(time.perf_counter() - t0)
         tab = res.summary()
         rhat.append(float(tab["r_hat"].max()))
+        n_rows = len(rows)
         for name in QUANTITIES:
             sub = tab.xs(name, level="estimand")
             for key, true in ds[f"true_{name}"].to_series().items():
@@ -69,6 +84,29 @@ def main() -> None:
                              "covered": row["hdi_low"] <= true <= row["hdi_high"]})
         print(f"dataset {k + 1}/{args.datasets}: {times[-1]:.0f} s, max R-hat {rhat[-1]:.3f}",
               flush=True)
+        if args.jsonl:
+            new = pd.DataFrame(rows[n_rows:])
+            post = res.idata.posterior
+            line = {
+                "dataset": k, "seed": seed, "systems": args.systems, "items": args.items,
+                "parameterisation": args.parameterisation,
+                "chains": post.attrs.get("chains"), "draws": post.attrs.get("draws"),
+                "tune": post.attrs.get("tune"), "ci_prob": args.ci_prob,
+                "max_r_hat": round(rhat[-1], 4),
+                "min_ess_bulk": round(float(tab["ess_bulk"].min()), 0),
+                "min_ess_tail": round(float(tab["ess_tail"].min()), 0),
+                "divergences": int(res.idata.sample_stats["diverging"].sum()),
+                "seconds": round(times[-1], 1), "load_start": load_start,
+                "load_end": [round(x, 2) for x in os.getloadavg()],
+                "covered": {q: [int(g["covered"].sum()), len(g)]
+                            for q, g in new.groupby("quantity", sort=False)},
+                "sq_error": {q: float(((g["mean"] - g["true"]) ** 2).sum())
+                             for q, g in new.groupby("quantity", sort=False)},
+                "error": {q: float((g["mean"] - g["true"]).sum())
+                          for q, g in new.groupby("quantity", sort=False)},
+            }
+            with open(args.jsonl, "a") as fh:
+                fh.write(json.dumps(line) + "\n")
     df = pd.DataFrame(rows)
     df["error"] = df["mean"] - df["true"]
     df["classical_error"] = df["classical"] - df["true"]
@@ -82,7 +120,9 @@ def main() -> None:
                         else np.nan),
     )
     print(f"\n{args.datasets} datasets of {args.systems} systems x {args.items} items x 3 "
-          f"raters x 2 traits; {args.chains} chains x {args.draws} draws ({args.tune} tune); "
+          f"raters x 2 traits; " + ("model defaults" if args.defaults else
+                                  f"{args.chains} chains x {args.draws} draws "
+                                  f"({args.tune} tune)") + "; "
           f"nominal {args.ci_prob:.0%} HDI")
     print(out.to_string(float_format=lambda v: f"{v:.3f}"))
     print(f"\nmedian time per fit {np.median(times):.0f} s (first fit includes compilation: "

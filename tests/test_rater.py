@@ -75,6 +75,34 @@ def test_model_builds_with_named_dims_and_finite_logp(small):
     assert "log_discrimination" not in rm.build_rater_model(d, discrimination=False).named_vars
 
 
+def test_default_parameterisation_has_fixed_rater_scales(small):
+    """The default build (issue 19): centred quality and fixed prior SDs over the raters (no
+    hierarchical SD over three raters, whose funnels diverged); release 0.10's build and
+    every measured alternative build, have a finite log-probability and the variables
+    the derived quantities read, so the reported estimands mean the same."""
+    d = rm.rater_design(small, traits=["COH"])
+    assert rm.DEFAULT_PARAMETERISATION == "rater_units_fixed"
+    free = {v.name for v in rm.build_rater_model(d).free_RVs}
+    assert {"quality", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
+    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality_z"}
+    old = {v.name for v in rm.build_rater_model(d, parameterisation="rater_units").free_RVs}
+    assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"} <= old
+    for name in rm.PARAMETERISATIONS:
+        mm = rm.build_rater_model(d, parameterisation=name)
+        assert {"mu", "sd_system", "sd_item", "sd_output", "system_effect", "rater_shift",
+                "tau", "discrimination", "quality"} <= set(mm.named_vars), name
+        assert all(np.isfinite(v) for v in mm.point_logps(mm.initial_point()).values())
+    m = rm.build_rater_model(d, parameterisation="rater_units_fixed_noncentred")
+    free = {v.name for v in m.free_RVs}
+    assert {"quality_z", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
+    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"}
+    # quality units, equal slopes: one slope per trait, shared by the raters
+    eq = rm.build_rater_model(d, discrimination=False, parameterisation="quality_units")
+    assert eq.named_vars_to_dims["log_slope"] == ("trait",)
+    with pytest.raises(ValueError, match="parameterisation must be one of"):
+        rm.build_rater_model(d, parameterisation="nope")
+
+
 def test_classical_counterparts_by_hand(small):
     d = rm.rater_design(small)
     cl = classical_counterparts(d.labelled(), scale_min=1, n_categories=5)

@@ -137,8 +137,65 @@ def rater_design(
 
 
 # ----------------------------------------------------------------------------- model
+#: How the model is written (same reported quantities, see ``models/rater.md``,
+#: "Convergence with the defaults"). ``units``: ``"quality"`` measures the latent scale in
+#: SDs of true output quality (variance shares on a simplex, a free slope per rater);
+#: ``"rater"`` in the latent-response noise of a typical rater (discriminations with
+#: geometric mean 1, free quality SDs; the parameterisation of release 0.10).
+#: ``scales``: ``"hierarchical"`` estimates the spread over the raters of severities,
+#: log-gaps and log-discriminations; ``"fixed"`` gives them fixed weakly informative SDs.
+#: ``quality``: the output-level latent quality ``"centred"`` or ``"noncentred"``.
+PARAMETERISATIONS: dict[str, dict[str, str]] = {
+    "quality_units": {"units": "quality", "scales": "fixed", "quality": "centred"},
+    "quality_units_noncentred": {"units": "quality", "scales": "fixed",
+                                 "quality": "noncentred"},
+    "rater_units": {"units": "rater", "scales": "hierarchical", "quality": "centred"},
+    "rater_units_fixed": {"units": "rater", "scales": "fixed", "quality": "centred"},
+    "rater_units_noncentred": {"units": "rater", "scales": "hierarchical",
+                               "quality": "noncentred"},
+    "rater_units_fixed_noncentred": {"units": "rater", "scales": "fixed",
+                                     "quality": "noncentred"},
+    "rater_units_fixed_noncentred_items": {"units": "rater", "scales": "fixed",
+                                           "quality": "noncentred", "items": "noncentred"},
+}
+
+#: The parameterisation :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
+DEFAULT_PARAMETERISATION = "rater_units_fixed"
+
+#: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
+#: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
+FIXED_PRIORS: dict[str, float] = {
+    "severity_sd": 1.0,
+    "log_gap_sd": 0.5,
+    "log_discrimination_sd": 0.5,
+    "log_slope_mean": 1.0,
+    "log_slope_sd": 1.0,
+    "share_concentration": 1.0,
+}
+
+
+def parameterisation_spec(parameterisation: str | dict[str, str]) -> dict[str, str]:
+    """The ``units`` / ``scales`` / ``quality`` choices of a parameterisation name."""
+    if isinstance(parameterisation, dict):
+        spec = dict(PARAMETERISATIONS[DEFAULT_PARAMETERISATION], **parameterisation)
+    elif parameterisation in PARAMETERISATIONS:
+        spec = dict(PARAMETERISATIONS[parameterisation])
+    else:
+        raise ValueError(f"parameterisation must be one of "
+                         f"{', '.join(map(repr, PARAMETERISATIONS))}, got "
+                         f"{parameterisation!r}.")
+    allowed = {"units": ("quality", "rater"), "scales": ("fixed", "hierarchical"),
+               "quality": ("centred", "noncentred"), "items": ("centred", "noncentred")}
+    for k, v in spec.items():
+        if k not in allowed or v not in allowed[k]:
+            raise ValueError(f"unknown parameterisation setting {k}={v!r}.")
+    return spec
+
+
 def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
-                      item_effect: bool = True) -> Any:
+                      item_effect: bool = True,
+                      parameterisation: str | dict[str, str] = DEFAULT_PARAMETERISATION
+                      ) -> Any:
     r"""The PyMC model of the module docstring for one :class:`RaterDesign`.
 
     The observed ratings are ``pm.Data`` containers (``output_index``, ``cell_index``,
@@ -150,10 +207,19 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
     design : RaterDesign
         From :func:`rater_design`.
     discrimination : bool
-        Rater- and trait-specific discriminations :math:`a_{rt}` (geometric mean 1 per
-        trait); ``False`` fixes them at 1 (the many-facet Rasch model's equal slopes).
+        Rater- and trait-specific discriminations; ``False`` gives all raters of a trait
+        the same slope (the many-facet Rasch model's equal slopes).
     item_effect : bool
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
+    parameterisation : str or dict
+        A name in :data:`PARAMETERISATIONS` (default :data:`DEFAULT_PARAMETERISATION`,
+        ``"rater_units_fixed"``: centred output quality, fixed prior SDs over the raters;
+        chosen on measured convergence, see ``models/rater.md``). Every
+        parameterisation has the deterministic (or free) variables ``mu``, ``sd_system``,
+        ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
+        ``discrimination`` from which
+        :func:`~bayesmeta.raters._model_derived.derived_quantities` computes the reported
+        quantities, whose meaning does not depend on the choice.
 
     Returns
     -------
@@ -173,8 +239,11 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
     import pymc as pm
     import pytensor.tensor as pt
 
-    from bayesmeta._ordinal import padded_cutpoints
+    from bayesmeta._ordinal import log_interval_prob, padded_cutpoints
 
+    spec = parameterisation_spec(parameterisation)
+    quality_units = spec["units"] == "quality"
+    fixed = spec["scales"] == "fixed"
     T, S, I, R = (len(design.traits), len(design.systems), len(design.items),
                   len(design.raters))
     K = design.n_categories
@@ -182,54 +251,94 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
               "rater": design.raters, "cut": design.cuts,
               "gap": [f"{a}|{b}" for a, b in zip(design.cuts[:-1], design.cuts[1:],
                                                  strict=True)]}
-    P = PRIORS
+    if quality_units:
+        coords["component"] = ["system", "item", "output"] if item_effect else \
+            ["system", "output"]
+    P, F = PRIORS, FIXED_PRIORS
     with pm.Model(coords=coords) as model:
         out_idx = pm.Data("output_index", design.output_index)
         cell_idx = pm.Data("cell_index", design.cell_index)
         cat = pm.Data("category", design.category)
 
-        # latent quality: system + item + output deviation (centred: the ratings inform it)
+        # latent quality: system + item + output deviation
         mu = pm.Normal("mu", 0.0, P["mu_sd"], dims="trait")
-        sd_system = pm.HalfNormal("sd_system", P["sd_quality"], dims="trait")
+        if quality_units:
+            # unit variance of true quality, split into shares (a simplex per trait)
+            C = len(coords["component"])
+            share = pm.Dirichlet("variance_share", a=np.full((T, C), F["share_concentration"]),
+                                 dims=("trait", "component"))
+            sd = pt.sqrt(share)
+            sd_system = pm.Deterministic("sd_system", sd[:, 0], dims="trait")
+            sd_output = pm.Deterministic("sd_output", sd[:, -1], dims="trait")
+            if item_effect:
+                sd_item = pm.Deterministic("sd_item", sd[:, 1], dims="trait")
+        else:
+            sd_system = pm.HalfNormal("sd_system", P["sd_quality"], dims="trait")
+            sd_output = pm.HalfNormal("sd_output", P["sd_quality"], dims="trait")
+            if item_effect:
+                sd_item = pm.HalfNormal("sd_item", P["sd_quality"], dims="trait")
         system_effect = pm.ZeroSumNormal("system_effect", sigma=sd_system[:, None],
                                          dims=("trait", "system"))
         loc = mu[:, None, None] + system_effect[:, :, None]
-        if item_effect:
-            sd_item = pm.HalfNormal("sd_item", P["sd_quality"], dims="trait")
+        if item_effect and spec.get("items", "centred") == "noncentred":
+            item_z = pm.ZeroSumNormal("item_effect_z", sigma=1.0, dims=("trait", "item"))
+            item = pm.Deterministic("item_effect", sd_item[:, None] * item_z,
+                                    dims=("trait", "item"))
+            loc = loc + item[:, None, :]
+        elif item_effect:
             item = pm.ZeroSumNormal("item_effect", sigma=sd_item[:, None],
                                     dims=("trait", "item"))
             loc = loc + item[:, None, :]
         else:
             loc = pt.broadcast_to(loc, (T, S, I))
-        sd_output = pm.HalfNormal("sd_output", P["sd_quality"], dims="trait")
-        quality = pm.Normal("quality", loc, sd_output[:, None, None],
-                            dims=("trait", "system", "item"))
+        if spec["quality"] == "centred":
+            quality = pm.Normal("quality", loc, sd_output[:, None, None],
+                                dims=("trait", "system", "item"))
+        else:
+            z = pm.Normal("quality_z", 0.0, 1.0, dims=("trait", "system", "item"))
+            quality = pm.Deterministic("quality", loc + sd_output[:, None, None] * z,
+                                       dims=("trait", "system", "item"))
 
-        # thresholds: severity shift + partially pooled log-gaps (ordered by construction)
-        sd_sev = pm.HalfNormal("sd_severity", P["sd_severity"], dims="trait")
-        shift = pm.ZeroSumNormal("rater_shift", sigma=sd_sev[:, None], dims=("trait", "rater"))
+        # thresholds: severity shift + log-gaps pooled towards the panel's (ordered)
+        if fixed:
+            shift = pm.ZeroSumNormal("rater_shift", sigma=F["severity_sd"],
+                                     dims=("trait", "rater"))
+        else:
+            sd_sev = pm.HalfNormal("sd_severity", P["sd_severity"], dims="trait")
+            shift = pm.ZeroSumNormal("rater_shift", sigma=sd_sev[:, None],
+                                     dims=("trait", "rater"))
         panel_log_gap = pm.Normal("panel_log_gap", 0.0, P["panel_log_gap_sd"],
                                   dims=("trait", "gap"))
-        sd_gap = pm.HalfNormal("sd_log_gap", P["sd_log_gap"], dims="trait")
-        log_gap = pm.Normal("log_gap", panel_log_gap[:, None, :], sd_gap[:, None, None],
+        sd_gap = F["log_gap_sd"] if fixed else \
+            pm.HalfNormal("sd_log_gap", P["sd_log_gap"], dims="trait")[:, None, None]
+        log_gap = pm.Normal("log_gap", panel_log_gap[:, None, :], sd_gap,
                             dims=("trait", "rater", "gap"))
         steps = pt.concatenate([pt.zeros((T, R, 1)), pt.cumsum(pt.exp(log_gap), axis=-1)],
                                axis=-1)
         steps = steps - steps.mean(axis=-1, keepdims=True)
         tau = pm.Deterministic("tau", shift[:, :, None] + steps, dims=("trait", "rater", "cut"))
 
-        if discrimination:
-            sd_disc = pm.HalfNormal("sd_log_discrimination", P["sd_log_discrimination"],
-                                    dims="trait")
-            log_disc = pm.ZeroSumNormal("log_discrimination", sigma=sd_disc[:, None],
+        # slopes
+        if quality_units:
+            # signal-to-noise of each rater on the quality scale: a_rt = b_rt (one unit is
+            # one SD of true quality); equal slopes share one b per trait
+            if discrimination:
+                log_b = pm.Normal("log_slope", F["log_slope_mean"], F["log_slope_sd"],
+                                  dims=("trait", "rater"))
+            else:
+                log_b = pm.Normal("log_slope", F["log_slope_mean"], F["log_slope_sd"],
+                                  dims="trait")[:, None] * pt.ones((1, R))
+            disc = pm.Deterministic("discrimination", pt.exp(log_b), dims=("trait", "rater"))
+        elif discrimination:
+            sd_disc = F["log_discrimination_sd"] if fixed else pm.HalfNormal(
+                "sd_log_discrimination", P["sd_log_discrimination"], dims="trait")[:, None]
+            log_disc = pm.ZeroSumNormal("log_discrimination", sigma=sd_disc,
                                         dims=("trait", "rater"))
             disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims=("trait", "rater"))
         else:
             disc = pt.ones((T, R))
 
         # likelihood, long form: one term per observed rating
-        from bayesmeta._ordinal import log_interval_prob
-
         cuts = padded_cutpoints(tau).reshape((-1,))
         theta = quality.reshape((-1,))[out_idx]
         a = disc.reshape((-1,))[cell_idx]
@@ -241,10 +350,14 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
 
 
 __all__ = [
+    "DEFAULT_PARAMETERISATION",
+    "FIXED_PRIORS",
+    "PARAMETERISATIONS",
     "PRIORS",
     "RaterDesign",
     "build_rater_model",
     "cut_labels",
     "make_design_from_array",
+    "parameterisation_spec",
     "rater_design",
 ]

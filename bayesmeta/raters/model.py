@@ -56,11 +56,14 @@ import xarray as xr
 
 from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.raters._model_build import (
+    DEFAULT_PARAMETERISATION,
+    PARAMETERISATIONS,
     PRIORS,
     RaterDesign,
     build_rater_model,
     cut_labels,
     make_design_from_array,
+    parameterisation_spec,
     rater_design,
 )
 from bayesmeta.raters._model_derived import derived_quantities, pairwise_harsher
@@ -180,7 +183,7 @@ def _sample(model: Any, **kwargs: Any) -> Any:
 
 def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_trait: bool,
          options: SamplerOptions, seed: int, progress: bool | None,
-         attrs: Mapping[str, Any]) -> Any:
+         attrs: Mapping[str, Any], parameterisation: str = DEFAULT_PARAMETERISATION) -> Any:
     import arviz as az
 
     from bayesmeta.sampling import cached_model
@@ -190,16 +193,17 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
     for k, d in enumerate(parts):
         t0 = time.perf_counter()
         key = ("rater", len(d.traits), len(d.systems), len(d.items), len(d.raters),
-               d.n_categories, d.n_obs, discrimination, item_effect,
+               d.n_categories, d.n_obs, discrimination, item_effect, parameterisation,
                tuple(d.systems), tuple(d.items), tuple(d.raters))
         model = cached_model(key, lambda d=d: build_rater_model(
-            d, discrimination=discrimination, item_effect=item_effect))
+            d, discrimination=discrimination, item_effect=item_effect,
+            parameterisation=parameterisation))
         data = {"output_index": d.output_index, "cell_index": d.cell_index,
                 "category": d.category}
         idata = _sample(model, options=options, data=data, random_seed=seed + k,
                         progress=progress, attrs=attrs)
         seconds.append(time.perf_counter() - t0)
-        post = idata.posterior.drop_vars(["quality"], errors="ignore")
+        post = idata.posterior.drop_vars(["quality", "quality_z"], errors="ignore")
         post = post.assign_coords(trait=d.traits)
         posts.append(post)
         st = idata.sample_stats[[v for v in ("diverging", "reached_max_treedepth")
@@ -247,6 +251,7 @@ def rater_bias(
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
+    parameterisation: str = DEFAULT_PARAMETERISATION,
 ) -> RaterBiasResult:
     r"""Rater leniency and reliability from the many-facet ordinal rater model.
 
@@ -286,6 +291,21 @@ def rater_bias(
         Seed; trait k gets ``random_seed + k``. Drawn and recorded when not given.
     progress : bool, optional
         Show the sampler's progress bar (default: in interactive full runs).
+    parameterisation : str
+        How the model is written, a name in
+        :data:`bayesmeta.raters._model_build.PARAMETERISATIONS`. Default
+        ``"rater_units_fixed"``: the severities, log-gaps and log-discriminations have
+        fixed weakly informative SDs over the raters (1, 0.5, 0.5) instead of SDs
+        estimated from a handful of raters, whose funnels made release 0.10's build
+        diverge; ``"rater_units"`` is release 0.10's build and priors (kept to reproduce
+        earlier results); the other variants were measured and mix worse on SummEval.
+        The reported quantities mean the same in all of them; the priors differ as
+        ``models/rater.md`` ("Convergence with the defaults") states, with the
+        measurements.
+    **legacy
+        ``draws=``, ``tune=``, ``chains=``, ``fast=``, ``sampler=``, ``target_accept=``,
+        ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
+        ``FutureWarning``.
 
     Returns
     -------
@@ -342,6 +362,7 @@ def rater_bias(
     from bayesmeta.sampling import check_convergence, describe_run, diagnose
 
     ci_prob = check_ci_prob(ci_prob)
+    spec = parameterisation_spec(parameterisation)
     options = SamplerOptions.coerce(sampling).resolve()
     design = rater_design(data, traits=traits, raters=raters)
     seed = resolve_seed(random_seed)
@@ -349,7 +370,8 @@ def rater_bias(
     t0 = time.perf_counter()
     idata = _fit(design, discrimination=discrimination, item_effect=item_effect,
                  by_trait=by_trait, options=options, seed=seed, progress=progress,
-                 attrs={"data_hash": dhash})
+                 attrs={"data_hash": dhash, "parameterisation": parameterisation},
+                 parameterisation=parameterisation)
     seconds = time.perf_counter() - t0
     derived = derived_quantities(idata.posterior, design)
     names = [n for n in REPORTED if discrimination or n != "loading"]
@@ -375,7 +397,9 @@ def rater_bias(
                  f"{design.scale_min}..{design.scale_min + design.n_categories - 1}"),
         "model": ("probit many-facet: quality = system + " + ("item + " if item_effect else "")
                   + "output; thresholds by rater x trait"
-                  + ("; rater discrimination" if discrimination else "; equal slopes")),
+                  + ("; rater discrimination" if discrimination else "; equal slopes")
+                  + f"; {parameterisation} ({spec['units']} units, {spec['scales']} rater "
+                  f"scales, {spec['quality']} quality)"),
         "sampler": describe_run(idata) + (" (one fit per trait)" if by_trait else ""),
         "convergence": str(report),
         "time": f"{seconds:.0f} s (build, compile, sample; by trait: "
@@ -393,6 +417,8 @@ def rater_bias(
 
 
 __all__ = [
+    "DEFAULT_PARAMETERISATION",
+    "PARAMETERISATIONS",
     "PRIORS",
     "RaterBiasResult",
     "RaterDesign",
