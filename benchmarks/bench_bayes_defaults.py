@@ -23,6 +23,8 @@ Run::
 
     nohup python benchmarks/bench_bayes_defaults.py --part cfa rater --seeds 1 2 3 4 5 &
     python benchmarks/bench_bayes_defaults.py --compare old new
+    python benchmarks/bench_bayes_defaults.py --part cfa --sampling '{"mass_matrix": "low_rank"}'
+
 """
 
 from __future__ import annotations
@@ -59,11 +61,12 @@ def _commit() -> str:
         return "unknown"
 
 
-def _fit(function: str, data, seed: int):
+def _fit(function: str, data, seed: int, sampling: dict | None = None):
+    extra = {} if sampling is None else {"sampling": sampling}
     if function == "cfa":
-        return bm.cfa(FOUR, data, method="bayes", random_seed=seed)
+        return bm.cfa(FOUR, data, method="bayes", random_seed=seed, **extra)
     if function == "rater":
-        return bm.rater_bias(data, random_seed=seed)
+        return bm.rater_bias(data, random_seed=seed, **extra)
     raise ValueError(f"unknown part {function!r}")
 
 
@@ -89,7 +92,8 @@ def record(function: str, res, seed: int, seconds: float, load_start: list[float
         "argmin_ess_tail": _label(diag["ess_tail"].idxmin()),
         "n_parameters": len(diag), "divergences": div,
         "chains": attrs.get("chains"), "draws": attrs.get("draws"),
-        "tune": attrs.get("tune"),
+        "tune": attrs.get("tune"), "stop_reason": attrs.get("stop_reason"),
+        "mass_matrix": attrs.get("mass_matrix"),
         "phases": {k[len("seconds_"):]: attrs[k] for k in attrs if k.startswith("seconds_")},
         "seconds": round(seconds, 1), "load_start": load_start, "load_end": _load(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -129,6 +133,8 @@ def main() -> None:
     ap.add_argument("--label", default=None, help="what is run (default: the git commit)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--compare", nargs=2, metavar=("LABEL_A", "LABEL_B"))
+    ap.add_argument("--sampling", type=json.loads, default=None,
+                    help="sampling= of the fits as JSON (default: the function's defaults)")
     args = ap.parse_args()
     if args.compare:
         with pd.option_context("display.width", 150):
@@ -145,8 +151,9 @@ def main() -> None:
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = _fit(function, data, seed)
+                res = _fit(function, data, seed, args.sampling)
             line = record(function, res, seed, time.perf_counter() - t0, load_start, label)
+            line["sampling"] = args.sampling or "defaults"
             with args.out.open("a") as fh:
                 fh.write(json.dumps(line) + "\n")
             tab = res.summary()

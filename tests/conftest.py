@@ -14,7 +14,7 @@ import pytest
 _TMP_CACHE = tempfile.mkdtemp(prefix="bayesmeta-test-cache-")
 os.environ.setdefault("BAYESMETA_CACHE", _TMP_CACHE)
 
-import bayesmeta as bm
+import bayesmeta as bm  # noqa: E402  (after the cache folder is set)
 
 
 def _require_data() -> bool:

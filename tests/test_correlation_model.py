@@ -255,7 +255,8 @@ def test_merged_simulator_reproduces_the_scalar_app_c_simulator():
         [-0.016111848902420456, 1.0], [-1.1551903808592912, 1.0]], rtol=1e-12)
     np.testing.assert_array_equal(d["human"].values[2, :6], [10, 9, 6, 9, 7, 10])
     np.testing.assert_allclose(d["true_rho_item"].values[:4], [
-        0.4565448348791905, 0.39020135923509847, 0.5441956207406905, 0.10423966316322106], rtol=1e-12)
+        0.4565448348791905, 0.39020135923509847, 0.5441956207406905, 0.10423966316322106],
+        rtol=1e-12)
     np.testing.assert_allclose(d["true_mean"].values[:2], [
         [-0.33696015346898417, -0.11676649101067368],
         [-0.04229672826906956, -0.39154286633903845]], rtol=1e-12)

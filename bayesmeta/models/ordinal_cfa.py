@@ -130,6 +130,10 @@ __all__ = ["IdentificationWarning", "OrdinalCFAResult", "ordinal_cfa"]
 #: Default sampler settings of a full fit (4 chains x 500 draws; on SummEval 2 chains x
 #: 1,250 draws after 400 tuning iterations reach the convergence bars, model card).
 DEFAULTS = {"chains": 4, "tune": 400, "draws": 500}
+#: The sampled quantities behind every row of ``summary()`` (residual variances are a
+#: monotone function of the loadings, so they share the loadings' R-hat and ESS): what the
+#: adaptive sampler checks, and what the convergence check reports.
+REPORTED = ("loading_std", "threshold_std", "factor_corr")
 #: Posterior variables kept in the result (the sampler's own coordinates are dropped).
 KEEP_VARS = ("loading_std", "threshold_std", "factor_corr", "factor_score")
 #: Ways to sample the model (see the model card): the default integrates the factor
@@ -421,7 +425,13 @@ def ordinal_cfa(
 
     R equivalent: ``blavaan::bcfa(model, data, ordered = TRUE, std.lv = TRUE)``.
     """
-    from bayesmeta.sampling import check_convergence, describe_run, is_compiled, set_attrs
+    from bayesmeta.sampling import (
+        add_seconds,
+        check_convergence,
+        describe_run,
+        is_compiled,
+        set_attrs,
+    )
 
     ci_prob = check_ci_prob(ci_prob)
     options = legacy_sampling(sampling, legacy, function="cfa").resolve(**DEFAULTS)
@@ -443,10 +453,11 @@ def ordinal_cfa(
     was_compiled = is_compiled(pm_model, trace)
     t0 = time.perf_counter()
     idata = _sample(pm_model, options=options, random_seed=seed, progress=progress,
-                    var_names=trace,
+                    var_names=trace, reported=REPORTED,
                     attrs={"data_hash": dhash, "parameterization": parameterization})
     t_sample = time.perf_counter() - t0
     set_attrs(idata, {"sampling_time_s": t_sample, "compiled_before": int(was_compiled)})
+    t0 = time.perf_counter()
     if parameterization == "augmented":
         draw_factor_scores(idata, design, seed)
     post = idata.posterior
@@ -459,7 +470,7 @@ def ordinal_cfa(
     theta_quantities(idata)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        conv = check_convergence(idata, ["loading_std", "threshold_std", "factor_corr"])
+        conv = check_convergence(idata, list(REPORTED))
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
     post_notes = identification_warnings(idata, design, spec)
@@ -494,6 +505,7 @@ def ordinal_cfa(
     if loo:
         ll = marginal_log_likelihood(idata, design, random_seed=seed)
         idata.add_groups(log_likelihood=xr.Dataset({"rating": ll}))
+    add_seconds(idata, "postprocess", time.perf_counter() - t0)
     n_obs = int(design.row.size)
     n_cells = design.n_rows * design.n_indicators
     info = {
