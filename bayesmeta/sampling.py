@@ -102,6 +102,21 @@ def _compile_key(model: Any, var_names: Sequence[str] | None) -> tuple:
     return id(model), None if var_names is None else tuple(var_names)
 
 
+def _quiet_blas_check() -> None:
+    """Resolve PyTensor's BLAS flags once per process without its warning "PyTensor could
+    not link to a BLAS installation". The check is only relevant to PyTensor's C backend;
+    nutpie compiles through numba, whose kernels call the BLAS and LAPACK that NumPy and
+    SciPy ship. PyTensor caches the result, so no later access warns either. (PyPI wheels
+    of NumPy and SciPy ship OpenBLAS under renamed symbols, which PyTensor's C code cannot
+    link to: silencing is the feasible fix, and it is applied only on the numba path.)"""
+    import pytensor
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS",
+                                category=UserWarning)
+        _ = pytensor.config.blas__ldflags
+
+
 def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> tuple[Any, float]:
     """nutpie's compiled model (cached per model object) and the seconds spent compiling it
     in this call (0 on a cache hit)."""
@@ -109,6 +124,7 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> tupl
     entry = _COMPILED.get(key)
     if entry is not None and entry[0]() is model:
         return entry[1], 0.0
+    _quiet_blas_check()
     import nutpie
     from numba.core.errors import NumbaWarning
 

@@ -223,6 +223,12 @@ def _classical(spec: ModelSpec, data: _Data, ci_prob: float
     return tab, fit.fit_measures, ""
 
 
+def _add_log_likelihood(idata: Any, design: Design, seed: int) -> None:
+    """The marginal log likelihood of every output as the ``log_likelihood`` group."""
+    ll = marginal_log_likelihood(idata, design, random_seed=seed)
+    idata.add_groups(log_likelihood=xr.Dataset({"rating": ll}))
+
+
 def _frame_to_ds(table: pd.DataFrame) -> xr.Dataset:
     flat = table.reset_index()
     flat.index = pd.RangeIndex(len(flat), name="row")
@@ -302,11 +308,18 @@ class OrdinalCFAResult(Result):
 
     def loo(self) -> Any:
         """PSIS-LOO of the marginal (factor scores integrated out) likelihood of each
-        output (ArviZ ``ELPDData``)."""
+        output (ArviZ ``ELPDData``). The marginal log likelihood is computed on the first
+        call (seeded by the fit's seed, so the same numbers as ``loo=True``) unless the fit
+        computed it already (``loo=True``; kept when the result is saved)."""
         import arviz as az
 
+        if self.idata is not None and "log_likelihood" not in self.idata.groups():
+            design = getattr(self, "_design", None)
+            if design is not None:
+                _add_log_likelihood(self.idata, design, self._loo_seed)
         if self.idata is None or "log_likelihood" not in self.idata.groups():
-            raise ValueError("this fit has no log likelihood; refit with loo=True.")
+            raise ValueError("this fit has no log likelihood (fitted with loo=False, then "
+                             "saved or loaded); refit with loo=True to keep it.")
         ll = self.idata.log_likelihood
         post = self.idata.posterior[["loading_std"]].sel(draw=ll["draw"].values)
         sub = az.InferenceData(posterior=post, log_likelihood=ll)
@@ -362,7 +375,7 @@ def ordinal_cfa(
     parameterization: str = "augmented",
     classical: bool = True,
     fit_measures: bool = True,
-    loo: bool = True,
+    loo: bool = False,
     n_ppc: int = 100,
     **legacy: Any,
 ) -> OrdinalCFAResult:
@@ -402,8 +415,10 @@ def ordinal_cfa(
     fit_measures : bool
         Compute BRMSEA, BCFI, BTLI and the ppp.
     loo : bool
-        Compute the marginal log likelihood for :meth:`OrdinalCFAResult.loo` and
-        :func:`bayesmeta.compare`.
+        Compute the marginal log likelihood of :meth:`OrdinalCFAResult.loo` and
+        :func:`bayesmeta.compare` now, so that a saved result keeps it. By default it is
+        computed when first asked for (``fit.loo()``, ``bm.compare``; the same numbers),
+        so a fit that is never compared does not pay for it.
     n_ppc : int
         Replicated datasets for the ppp (0: skip it; skipped in fast mode).
     **legacy
@@ -503,8 +518,7 @@ def ordinal_cfa(
                                            cl_fit.index else np.nan for k in fm.index])
             extra["fit_measures"] = xr.Dataset.from_dataframe(fm)
     if loo:
-        ll = marginal_log_likelihood(idata, design, random_seed=seed)
-        idata.add_groups(log_likelihood=xr.Dataset({"rating": ll}))
+        _add_log_likelihood(idata, design, seed)
     add_seconds(idata, "postprocess", time.perf_counter() - t0)
     n_obs = int(design.row.size)
     n_cells = design.n_rows * design.n_indicators
@@ -523,9 +537,11 @@ def ordinal_cfa(
                 + (f"sampling {t_sample:.1f} s (compiled before)" if was_compiled
                    else f"compile + sampling {t_sample:.1f} s"),
     }
-    return OrdinalCFAResult(table, title="Bayesian ordinal confirmatory factor analysis",
-                            info=info, idata=idata, extra=extra, notes=notes,
-                            ci_prob=ci_prob,
-                            classical_ci_kind="Wald (robust SE)" if cl_table is not None
-                            else None, posterior="MCMC posterior", random_seed=seed,
-                            data_hash=dhash)
+    result = OrdinalCFAResult(table, title="Bayesian ordinal confirmatory factor analysis",
+                              info=info, idata=idata, extra=extra, notes=notes,
+                              ci_prob=ci_prob,
+                              classical_ci_kind="Wald (robust SE)" if cl_table is not None
+                              else None, posterior="MCMC posterior", random_seed=seed,
+                              data_hash=dhash)
+    result._design, result._loo_seed = design, seed  # for loo() on request (not saved)
+    return result
