@@ -437,7 +437,7 @@ def _sample_adaptive(compiled: Any, opts: SamplerOptions, kwargs: dict[str, Any]
     t_warm: float | None = None
     worst = (np.nan, np.nan, np.nan)
     stop, used = "max_draws", opts.max_draws
-    last_kept, last_t = 0, t_start
+    last_done, last_t, rate = 0, t_start, 0.0
 
     def overtime() -> bool:
         return opts.max_seconds is not None and time.perf_counter() - t_start > opts.max_seconds
@@ -445,12 +445,18 @@ def _sample_adaptive(compiled: Any, opts: SamplerOptions, kwargs: dict[str, Any]
     try:
         while True:
             finished = _is_finished(sampler)
+            # a copy of the trace so far: polled sparingly (below), as it grows with it
             tuned, kept, batches = _chain_counts(sampler._sampler.inspect())
             now = time.perf_counter()
-            if t_warm is None and all(t >= opts.tune for t in tuned) and len(tuned) == \
-                    opts.chains:
-                t_warm = now
-            reached = min(kept) if len(kept) == opts.chains else 0
+            started = len(kept) == opts.chains
+            reached = min(kept) if started else 0
+            done = min(t + k for t, k in zip(tuned, kept, strict=True)) if started else 0
+            if now > last_t and done > last_done:
+                rate = (done - last_done) / (now - last_t)
+            last_done, last_t = done, now
+            if t_warm is None and started and all(t >= opts.tune for t in tuned):
+                # the slowest chain ended its warm-up ``reached`` draws ago
+                t_warm = max(t_start, now - (reached / rate if rate > 0 else 0.0))
             while reached >= checkpoint and checkpoint < opts.max_draws and not overtime():
                 part = _partial_idata(batches, tuned, checkpoint, compiled.coords)
                 ok, *worst = _targets_met(part, reported, opts)
@@ -463,13 +469,12 @@ def _sample_adaptive(compiled: Any, opts: SamplerOptions, kwargs: dict[str, Any]
             if overtime():
                 stop, used = "max_seconds", reached
                 break
-            # sleep until the slowest chain is expected at the next check
-            rate = (reached - last_kept) / max(now - last_t, 1e-9)
-            last_kept, last_t = reached, now
-            wait = 1.0 if t_warm is None or rate <= 0 else (checkpoint - reached) / rate
+            # sleep until the slowest chain is expected at the next check (warm-up included)
+            left = opts.tune + checkpoint - done
+            wait = 1.0 if rate <= 0 else 1.05 * left / rate
             if opts.max_seconds is not None:
                 wait = min(wait, opts.max_seconds - (now - t_start))
-            time.sleep(float(np.clip(wait, 0.2, 30.0)))
+            time.sleep(float(np.clip(wait, 0.2, 60.0)))
         idata = sampler.wait() if finished else sampler.abort()
     except BaseException:
         sampler.cancel()
