@@ -53,12 +53,25 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+_COMMIT: list[str] = []
+
+
 def _commit() -> str:
+    """The commit checked out when this process started (the code it runs, even if the
+    worktree moves on while it runs)."""
+    if _COMMIT:
+        return _COMMIT[0]
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, cwd=Path(__file__).parent,
+                               check=True).stdout.strip()
+        out += "+dirty" if dirty else ""
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        out = "unknown"
+    _COMMIT.append(out)
+    return out
 
 
 def _fit(function: str, data, seed: int, sampling: dict | None = None):
@@ -141,6 +154,7 @@ def main() -> None:
             print(compare(args.out, *args.compare).to_string(index=False))
         return
     label = args.label or _commit()
+    _commit()  # fixed now: the code this process runs
     data = bm.datasets.summeval()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     folder = args.out.with_suffix("")
