@@ -27,6 +27,11 @@ class ConvergenceWarning(UserWarning):
     """The sampler did not converge well enough to trust the summaries (see the message)."""
 
 
+class SamplingCapWarning(ConvergenceWarning):
+    """Adaptive sampling reached its cap (``max_draws`` or ``max_seconds``) before the
+    reported quantities met the R-hat and ESS targets (see the message)."""
+
+
 @dataclass
 class ConvergenceReport:
     """Convergence diagnostics of one fit; ``str()`` gives the one-line header summary.
@@ -207,5 +212,6 @@ __all__ = [
     "RHAT_MAX",
     "ConvergenceReport",
     "ConvergenceWarning",
+    "SamplingCapWarning",
     "check_convergence",
 ]

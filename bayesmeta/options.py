@@ -35,11 +35,17 @@ PVALUES = ("plus-one", "raw")
 #: Draw settings of the fast mode (tests and previews): caps on chains, tuning and draws.
 FAST_SETTINGS: dict[str, int] = {"chains": 2, "tune": 300, "draws": 300}
 
-#: Package-wide sampler defaults; a model may override any of them.
+#: Package-wide sampler defaults; a model may override any of them. With ``adaptive`` on,
+#: ``draws`` is the first block: a model that names what it reports is sampled until its
+#: max R-hat <= ``target_rhat`` and min bulk and tail ESS >= ``target_ess``, up to
+#: ``max_draws`` per chain (or ``max_seconds``).
 SAMPLER_DEFAULTS: dict[str, Any] = {
     "draws": 1000, "tune": 1000, "chains": 4, "cores": None, "sampler": "nutpie",
     "target_accept": 0.8, "max_treedepth": 10, "mass_matrix": "diag", "fast": False,
+    "adaptive": True, "target_rhat": 1.01, "target_ess": 400, "max_draws": 5000,
+    "max_seconds": None, "check_every": None,
 }
+
 
 
 def _positive_int(name: str, value: Any, least: int) -> None:
@@ -70,8 +76,29 @@ class SamplerOptions:
     mass_matrix : {"diag", "low_rank"}
         nutpie's diagonal or low-rank modified mass-matrix adaptation.
     fast : bool
-        Preview mode: chains, tuning and draws capped at :data:`FAST_SETTINGS`; recorded and
-        printed on every table it produces. Never report fast-mode numbers.
+        Preview mode: chains, tuning and draws capped at :data:`FAST_SETTINGS`, no adaptive
+        extension; recorded and printed on every table it produces. Never report fast-mode
+        numbers.
+    adaptive : bool
+        Sample until the targets are met (default on; nutpie only): a model function names
+        the quantities it reports, the chains run without stopping and are checked every
+        ``check_every`` draws from ``draws`` on, and sampling stops at the first check
+        where every reported quantity has R-hat <= ``target_rhat`` and bulk and tail ESS
+        >= ``target_ess`` (no warm-up is repeated). Off: exactly ``draws`` draws.
+    target_rhat : float
+        Largest acceptable rank-normalised split R-hat of a reported quantity (1.01).
+    target_ess : float
+        Smallest acceptable bulk and tail ESS of a reported quantity (400).
+    max_draws : int
+        Cap on the draws per chain (5,000); reaching it gives a
+        :class:`~bayesmeta.convergence.SamplingCapWarning`.
+    max_seconds : float, optional
+        Cap on the seconds of warm-up plus sampling (default none). A time cap makes the
+        number of draws depend on the machine: use ``max_draws`` for repeatable runs.
+    check_every : int, optional
+        Draws per chain between checks (default ``max(50, draws // 5)``; once 10% of the
+        draws so far is more, checks come every 10%). The checks fall at fixed draw
+        counts, so the same seed gives the same draws.
 
     Examples
     --------
@@ -95,6 +122,12 @@ class SamplerOptions:
     max_treedepth: int | None = None
     mass_matrix: str | None = None
     fast: bool | None = None
+    adaptive: bool | None = None
+    target_rhat: float | None = None
+    target_ess: float | None = None
+    max_draws: int | None = None
+    max_seconds: float | None = None
+    check_every: int | None = None
 
     def __post_init__(self) -> None:
         _positive_int("draws", self.draws, 1)
@@ -110,8 +143,18 @@ class SamplerOptions:
                              f"{', '.join(map(repr, MASS_MATRICES))}, got {self.mass_matrix!r}.")
         if self.target_accept is not None and not 0 < self.target_accept < 1:
             raise ValueError(f"target_accept must be in (0, 1), got {self.target_accept!r}.")
-        if self.fast is not None and not isinstance(self.fast, bool | np.bool_):
-            raise TypeError(f"fast must be True or False, got {self.fast!r}.")
+        for name in ("fast", "adaptive"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, bool | np.bool_):
+                raise TypeError(f"{name} must be True or False, got {value!r}.")
+        _positive_int("max_draws", self.max_draws, 1)
+        _positive_int("check_every", self.check_every, 1)
+        if self.target_rhat is not None and not self.target_rhat > 1:
+            raise ValueError(f"target_rhat must be > 1, got {self.target_rhat!r}.")
+        if self.target_ess is not None and not self.target_ess > 0:
+            raise ValueError(f"target_ess must be > 0, got {self.target_ess!r}.")
+        if self.max_seconds is not None and not self.max_seconds > 0:
+            raise ValueError(f"max_seconds must be > 0, got {self.max_seconds!r}.")
 
     @classmethod
     def coerce(cls, value: SamplerOptions | Mapping[str, Any] | str | None) -> SamplerOptions:
@@ -134,7 +177,9 @@ class SamplerOptions:
 
     def resolve(self, **model_defaults: Any) -> SamplerOptions:
         """Fill every ``None`` from ``model_defaults``, then from :data:`SAMPLER_DEFAULTS`,
-        and apply the fast-mode caps; the result has no ``None`` except ``cores``."""
+        and apply the fast-mode caps (no adaptive extension in fast mode); the result has no
+        ``None`` except ``cores``, ``max_seconds`` and ``check_every``. ``max_draws`` is
+        raised to ``draws`` when it is smaller."""
         unknown = sorted(set(model_defaults) - set(SAMPLER_DEFAULTS))
         if unknown:
             raise TypeError(f"unknown sampler default(s) {', '.join(unknown)}.")
@@ -147,6 +192,8 @@ class SamplerOptions:
         if values["fast"]:
             for k, cap in FAST_SETTINGS.items():
                 values[k] = min(values[k], cap)
+            values["adaptive"] = False
+        values["max_draws"] = max(values["max_draws"], values["draws"])
         if values["mass_matrix"] != "diag" and values["sampler"] != "nutpie":
             raise ValueError(f"mass_matrix={values['mass_matrix']!r} needs sampler='nutpie', "
                              f"got sampler={values['sampler']!r}.")

@@ -23,6 +23,8 @@ Run::
 
     nohup python benchmarks/bench_bayes_defaults.py --part cfa rater --seeds 1 2 3 4 5 &
     python benchmarks/bench_bayes_defaults.py --compare old new
+    python benchmarks/bench_bayes_defaults.py --part cfa --sampling '{"mass_matrix": "low_rank"}'
+
 """
 
 from __future__ import annotations
@@ -51,19 +53,33 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+_COMMIT: list[str] = []
+
+
 def _commit() -> str:
+    """The commit checked out when this process started (the code it runs, even if the
+    worktree moves on while it runs)."""
+    if _COMMIT:
+        return _COMMIT[0]
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, cwd=Path(__file__).parent,
+                               check=True).stdout.strip()
+        out += "+dirty" if dirty else ""
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        out = "unknown"
+    _COMMIT.append(out)
+    return out
 
 
-def _fit(function: str, data, seed: int):
+def _fit(function: str, data, seed: int, sampling: dict | None = None):
+    extra = {} if sampling is None else {"sampling": sampling}
     if function == "cfa":
-        return bm.cfa(FOUR, data, method="bayes", random_seed=seed)
+        return bm.cfa(FOUR, data, method="bayes", random_seed=seed, **extra)
     if function == "rater":
-        return bm.rater_bias(data, random_seed=seed)
+        return bm.rater_bias(data, random_seed=seed, **extra)
     raise ValueError(f"unknown part {function!r}")
 
 
@@ -89,7 +105,8 @@ def record(function: str, res, seed: int, seconds: float, load_start: list[float
         "argmin_ess_tail": _label(diag["ess_tail"].idxmin()),
         "n_parameters": len(diag), "divergences": div,
         "chains": attrs.get("chains"), "draws": attrs.get("draws"),
-        "tune": attrs.get("tune"),
+        "tune": attrs.get("tune"), "stop_reason": attrs.get("stop_reason"),
+        "mass_matrix": attrs.get("mass_matrix"),
         "phases": {k[len("seconds_"):]: attrs[k] for k in attrs if k.startswith("seconds_")},
         "seconds": round(seconds, 1), "load_start": load_start, "load_end": _load(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -129,12 +146,15 @@ def main() -> None:
     ap.add_argument("--label", default=None, help="what is run (default: the git commit)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--compare", nargs=2, metavar=("LABEL_A", "LABEL_B"))
+    ap.add_argument("--sampling", type=json.loads, default=None,
+                    help="sampling= of the fits as JSON (default: the function's defaults)")
     args = ap.parse_args()
     if args.compare:
         with pd.option_context("display.width", 150):
             print(compare(args.out, *args.compare).to_string(index=False))
         return
     label = args.label or _commit()
+    _commit()  # fixed now: the code this process runs
     data = bm.datasets.summeval()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     folder = args.out.with_suffix("")
@@ -145,8 +165,9 @@ def main() -> None:
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = _fit(function, data, seed)
+                res = _fit(function, data, seed, args.sampling)
             line = record(function, res, seed, time.perf_counter() - t0, load_start, label)
+            line["sampling"] = args.sampling or "defaults"
             with args.out.open("a") as fh:
                 fh.write(json.dumps(line) + "\n")
             tab = res.summary()

@@ -278,6 +278,22 @@ def test_pipeline_fit_measures_and_loo(fake_fit):
     assert np.isfinite(loo.elpd_loo)
 
 
+def test_loo_is_computed_on_request_with_the_same_numbers():
+    """loo=False (default) leaves the marginal likelihood out of the fit until loo() asks
+    for it; the numbers equal those of loo=True (same seed)."""
+    ds = bm.datasets.simulated(random_seed=5, n_systems=10, n_items=30)
+    fits = {}
+    for loo in (False, True):
+        with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+            mp.setattr(oc, "_sample", _fake_sampler(ds))
+            warnings.simplefilter("ignore")
+            fits[loo] = oc.ordinal_cfa(SYNTAX4, ds, random_seed=3, n_ppc=0, classical=False,
+                                       fit_measures=False, loo=loo)
+    assert "log_likelihood" not in fits[False].idata.groups()
+    assert "log_likelihood" in fits[True].idata.groups()
+    assert fits[False].loo().elpd_loo == pytest.approx(fits[True].loo().elpd_loo, rel=1e-12)
+
+
 def test_pipeline_save_load_roundtrip(fake_fit, tmp_path):
     fit, _ = fake_fit
     path = fit.save(tmp_path / "cfa.nc")

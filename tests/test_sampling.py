@@ -60,6 +60,11 @@ def test_cached_model_builds_once_per_key():
     ({"mass_matrix": "dense"}, "mass_matrix must be one of"),
     ({"mass_matrix": "low_rank", "sampler": "pymc"}, "needs sampler='nutpie'"),
     ({"draw": 10}, "unknown option"),
+    ({"target_rhat": 1.0}, "target_rhat must be > 1"),
+    ({"target_ess": 0}, "target_ess must be > 0"),
+    ({"max_draws": 0}, "max_draws must be an integer >= 1"),
+    ({"max_seconds": -1}, "max_seconds must be > 0"),
+    ({"adaptive": "yes"}, "adaptive must be True or False"),
 ])
 def test_sample_validates_arguments(options, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -199,3 +204,131 @@ def test_legacy_keywords_warn_and_seed_is_recorded():
     np.testing.assert_array_equal(old.posterior["mu"].values, new.posterior["mu"].values)
     drawn = sample(m, "fast")
     assert 0 <= drawn.posterior.attrs["random_seed"] < 2**31
+
+
+# ----------------------------------------------------------------------------- adaptive
+#: A small first block, so that the toy model's checks are quick.
+_ADAPT = {"draws": 100, "tune": 200, "check_every": 50}
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """Three normal means (nutpie compiles it once for this module)."""
+    pm = pytest.importorskip("pymc")
+    pytest.importorskip("nutpie")
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 10.0, shape=3)
+        pm.Normal("y", mu, 1.0, observed=np.random.default_rng(0).normal(size=(20, 3)))
+    return m
+
+
+def test_adaptive_sampling_stops_when_the_targets_are_met(toy):
+    idata = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=3, reported=["mu"])
+    a = idata.posterior.attrs
+    assert a["stop_reason"] == "targets_met" and a["adaptive"] == 1
+    assert 100 <= a["draws"] == idata.posterior.sizes["draw"] < 5000
+    assert idata.sample_stats.sizes["draw"] == a["draws"]
+    rep = check_convergence(idata, ["mu"], warn=False)
+    assert rep.max_rhat <= 1.01 and min(rep.min_ess_bulk, rep.min_ess_tail) >= 400
+
+
+def test_adaptive_sampling_warns_at_the_draw_cap(toy):
+    from bayesmeta.sampling import SamplingCapWarning
+
+    with pytest.warns(SamplingCapWarning, match=r"max_draws=150 draws per chain.*Raise"):
+        idata = sample(toy, {**_ADAPT, "max_draws": 150, "target_ess": 1e6}, random_seed=3,
+                       reported=["mu"])
+    assert idata.posterior.attrs["stop_reason"] == "max_draws"
+    assert idata.posterior.sizes["draw"] == 150
+    assert "targets NOT met" in describe_run(idata)
+
+
+def test_adaptive_sampling_warns_at_the_time_cap(toy):
+    from bayesmeta.sampling import SamplingCapWarning
+
+    with pytest.warns(SamplingCapWarning, match="max_seconds"):
+        idata = sample(toy, {**_ADAPT, "max_draws": 10**7, "max_seconds": 1.0,
+                             "target_ess": 1e9}, random_seed=3, reported=["mu"])
+    assert idata.posterior.attrs["stop_reason"] == "max_seconds"
+    assert idata.posterior.attrs["seconds_warmup"] + idata.posterior.attrs[
+        "seconds_sampling"] < 60
+
+
+def test_adaptive_sampling_checks_the_derived_quantities(toy):
+    """A callable's quantities are what is checked: a derived quantity that differs between
+    chains (never converges) runs to the cap although mu converges."""
+    from bayesmeta.sampling import SamplingCapWarning
+
+    def reported(idata):
+        post = idata.posterior
+        return xr.Dataset({"chain_id": post["mu"].isel(mu_dim_0=0) * 0 + post["chain"]})
+
+    with pytest.warns(SamplingCapWarning, match="R-hat"):
+        idata = sample(toy, {**_ADAPT, "max_draws": 200}, random_seed=3, reported=reported)
+    assert idata.posterior.attrs["stop_reason"] == "max_draws"
+    ok = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=3,
+                reported=lambda d: xr.Dataset({"total": d.posterior["mu"].sum("mu_dim_0")}))
+    assert ok.posterior.attrs["stop_reason"] == "targets_met"
+
+
+def test_adaptive_sampling_same_seed_same_draws(toy):
+    a = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=8, reported=["mu"])
+    b = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=8, reported=["mu"])
+    assert a.posterior.attrs["draws"] == b.posterior.attrs["draws"]
+    np.testing.assert_array_equal(a.posterior["mu"].values, b.posterior["mu"].values)
+
+
+def test_run_attributes_are_recorded_printed_and_survive_netcdf(toy, tmp_path):
+    import arviz as az
+
+    from bayesmeta.sampling import add_seconds
+
+    idata = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=5, reported=["mu"])
+    add_seconds(idata, "postprocess", 1.5)
+    keys = ("seconds_compile", "seconds_warmup", "seconds_sampling", "seconds_postprocess")
+    for group in ("posterior", "sample_stats"):
+        attrs = idata[group].attrs
+        assert all(float(attrs[k]) >= 0 for k in keys)
+        assert attrs["seconds_postprocess"] == pytest.approx(1.5)
+        assert attrs["draws"] == idata.posterior.sizes["draw"]
+    line = describe_run(idata)
+    assert "stopped when R-hat <= 1.01 and ESS >= 400 were met" in line
+    assert "seconds: compile" in line and "postprocess 1.5" in line
+    path = tmp_path / "fit.nc"
+    idata.to_netcdf(str(path))
+    back = az.from_netcdf(str(path)).posterior.attrs
+    for k in (*keys, "draws", "stop_reason", "max_draws", "target_ess"):
+        assert back[k] == idata.posterior.attrs[k]
+
+
+def test_fixed_draws_without_reported_or_in_fast_mode(toy):
+    fixed = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=3)
+    assert fixed.posterior.attrs["stop_reason"] == "fixed_draws"
+    assert fixed.posterior.sizes["draw"] == 100
+    fast = sample(toy, "fast", random_seed=3, reported=["mu"])
+    assert fast.posterior.attrs["stop_reason"] == "fixed_draws"
+    assert fast.posterior.attrs["adaptive"] == 0
+    off = sample(toy, {**_ADAPT, "adaptive": False}, random_seed=3, reported=["mu"])
+    assert off.posterior.sizes["draw"] == 100
+
+
+def test_no_blas_warning_when_importing_and_fitting():
+    """PyTensor's "could not link to a BLAS installation" never reaches a user: bayesmeta's
+    samplers compile through numba (a fresh process, since the warning fires once)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("nutpie")
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "import numpy as np, bayesmeta\n"
+            "import pymc as pm\n"
+            "from bayesmeta.sampling import sample\n"
+            "with pm.Model() as m:\n"
+            "    mu = pm.Normal('mu', 0, 1)\n"
+            "    pm.Normal('y', mu, 1, observed=np.zeros(3))\n"
+            "sample(m, 'fast', random_seed=1)\n"
+            "import pytensor\n"
+            "pytensor.config.blas__ldflags  # resolved (and cached) quietly by the fit\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, check=True)
+    assert "BLAS" not in out.stderr + out.stdout

@@ -127,9 +127,16 @@ from bayesmeta.validity.wlsmv import estimand, parameter_table
 
 __all__ = ["IdentificationWarning", "OrdinalCFAResult", "ordinal_cfa"]
 
-#: Default sampler settings of a full fit (4 chains x 500 draws; on SummEval 2 chains x
-#: 1,250 draws after 400 tuning iterations reach the convergence bars, model card).
+#: Default sampler settings of a full fit: 4 chains, 400 tuning iterations, then draws until
+#: every reported quantity (:data:`REPORTED`) has R-hat <= 1.01 and bulk and tail ESS >= 400,
+#: checked from 500 draws per chain on (the adaptive length of bayesmeta.sampling; cap
+#: 5,000 draws per chain). On SummEval the targets were met at 500 (seeds 1, 2) and 600
+#: (seeds 3, 7) draws per chain (model card).
 DEFAULTS = {"chains": 4, "tune": 400, "draws": 500}
+#: The sampled quantities behind every row of ``summary()`` (residual variances are a
+#: monotone function of the loadings, so they share the loadings' R-hat and ESS): what the
+#: adaptive sampler checks, and what the convergence check reports.
+REPORTED = ("loading_std", "threshold_std", "factor_corr")
 #: Posterior variables kept in the result (the sampler's own coordinates are dropped).
 KEEP_VARS = ("loading_std", "threshold_std", "factor_corr", "factor_score")
 #: Ways to sample the model (see the model card): the default integrates the factor
@@ -219,6 +226,12 @@ def _classical(spec: ModelSpec, data: _Data, ci_prob: float
     return tab, fit.fit_measures, ""
 
 
+def _add_log_likelihood(idata: Any, design: Design, seed: int) -> None:
+    """The marginal log likelihood of every output as the ``log_likelihood`` group."""
+    ll = marginal_log_likelihood(idata, design, random_seed=seed)
+    idata.add_groups(log_likelihood=xr.Dataset({"rating": ll}))
+
+
 def _frame_to_ds(table: pd.DataFrame) -> xr.Dataset:
     flat = table.reset_index()
     flat.index = pd.RangeIndex(len(flat), name="row")
@@ -299,11 +312,18 @@ class OrdinalCFAResult(Result):
 
     def loo(self) -> Any:
         """PSIS-LOO of the marginal (factor scores integrated out) likelihood of each
-        output (ArviZ ``ELPDData``)."""
+        output (ArviZ ``ELPDData``). The marginal log likelihood is computed on the first
+        call (seeded by the fit's seed, so the same numbers as ``loo=True``) unless the fit
+        computed it already (``loo=True``; kept when the result is saved)."""
         import arviz as az
 
+        if self.idata is not None and "log_likelihood" not in self.idata.groups():
+            design = getattr(self, "_design", None)
+            if design is not None:
+                _add_log_likelihood(self.idata, design, self._loo_seed)
         if self.idata is None or "log_likelihood" not in self.idata.groups():
-            raise ValueError("this fit has no log likelihood; refit with loo=True.")
+            raise ValueError("this fit has no log likelihood (fitted with loo=False, then "
+                             "saved or loaded); refit with loo=True to keep it.")
         ll = self.idata.log_likelihood
         post = self.idata.posterior[["loading_std"]].sel(draw=ll["draw"].values)
         sub = az.InferenceData(posterior=post, log_likelihood=ll)
@@ -359,7 +379,7 @@ def ordinal_cfa(
     parameterization: str = "augmented",
     classical: bool = True,
     fit_measures: bool = True,
-    loo: bool = True,
+    loo: bool = False,
     n_ppc: int = 100,
 ) -> OrdinalCFAResult:
     r"""Bayesian ordinal CFA (probit, theta parameterization; see the module docstring).
@@ -377,8 +397,9 @@ def ordinal_cfa(
         Probability of the HDIs and of the classical Wald intervals (default 0.94).
     sampling : SamplerOptions, dict, "fast" or "full", optional
         Sampler settings (:class:`bayesmeta.SamplerOptions`; this model's defaults: 4
-        chains x 500 draws after 400 tuning iterations). ``"fast"`` is a preview, not for
-        reporting.
+        chains, 400 tuning iterations, then draws until the loadings, thresholds and factor
+        correlations reach R-hat <= 1.01 and bulk and tail ESS >= 400, checked from 500
+        draws per chain on, at most 5,000). ``"fast"`` is a preview, not for reporting.
     random_seed : int, optional
         Seed, drawn and recorded when not given.
     progress : bool, optional
@@ -398,8 +419,10 @@ def ordinal_cfa(
     fit_measures : bool
         Compute BRMSEA, BCFI, BTLI and the ppp.
     loo : bool
-        Compute the marginal log likelihood for :meth:`OrdinalCFAResult.loo` and
-        :func:`bayesmeta.compare`.
+        Compute the marginal log likelihood of :meth:`OrdinalCFAResult.loo` and
+        :func:`bayesmeta.compare` now, so that a saved result keeps it. By default it is
+        computed when first asked for (``fit.loo()``, ``bm.compare``; the same numbers),
+        so a fit that is never compared does not pay for it.
     n_ppc : int
         Replicated datasets for the ppp (0: skip it; skipped in fast mode).
 
@@ -417,7 +440,13 @@ def ordinal_cfa(
 
     R equivalent: ``blavaan::bcfa(model, data, ordered = TRUE, std.lv = TRUE)``.
     """
-    from bayesmeta.sampling import check_convergence, describe_run, is_compiled, set_attrs
+    from bayesmeta.sampling import (
+        add_seconds,
+        check_convergence,
+        describe_run,
+        is_compiled,
+        set_attrs,
+    )
 
     ci_prob = check_ci_prob(ci_prob)
     options = SamplerOptions.coerce(sampling).resolve(**DEFAULTS)
@@ -439,10 +468,11 @@ def ordinal_cfa(
     was_compiled = is_compiled(pm_model, trace)
     t0 = time.perf_counter()
     idata = _sample(pm_model, options=options, random_seed=seed, progress=progress,
-                    var_names=trace,
+                    var_names=trace, reported=REPORTED,
                     attrs={"data_hash": dhash, "parameterization": parameterization})
     t_sample = time.perf_counter() - t0
     set_attrs(idata, {"sampling_time_s": t_sample, "compiled_before": int(was_compiled)})
+    t0 = time.perf_counter()
     if parameterization == "augmented":
         draw_factor_scores(idata, design, seed)
     post = idata.posterior
@@ -455,7 +485,7 @@ def ordinal_cfa(
     theta_quantities(idata)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        conv = check_convergence(idata, ["loading_std", "threshold_std", "factor_corr"])
+        conv = check_convergence(idata, list(REPORTED))
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
     post_notes = identification_warnings(idata, design, spec)
@@ -488,8 +518,8 @@ def ordinal_cfa(
                                            cl_fit.index else np.nan for k in fm.index])
             extra["fit_measures"] = xr.Dataset.from_dataframe(fm)
     if loo:
-        ll = marginal_log_likelihood(idata, design, random_seed=seed)
-        idata.add_groups(log_likelihood=xr.Dataset({"rating": ll}))
+        _add_log_likelihood(idata, design, seed)
+    add_seconds(idata, "postprocess", time.perf_counter() - t0)
     n_obs = int(design.row.size)
     n_cells = design.n_rows * design.n_indicators
     info = {
@@ -507,9 +537,11 @@ def ordinal_cfa(
                 + (f"sampling {t_sample:.1f} s (compiled before)" if was_compiled
                    else f"compile + sampling {t_sample:.1f} s"),
     }
-    return OrdinalCFAResult(table, title="Bayesian ordinal confirmatory factor analysis",
-                            info=info, idata=idata, extra=extra, notes=notes,
-                            ci_prob=ci_prob,
-                            classical_ci_kind="Wald (robust SE)" if cl_table is not None
-                            else None, posterior="MCMC posterior", random_seed=seed,
-                            data_hash=dhash)
+    result = OrdinalCFAResult(table, title="Bayesian ordinal confirmatory factor analysis",
+                              info=info, idata=idata, extra=extra, notes=notes,
+                              ci_prob=ci_prob,
+                              classical_ci_kind="Wald (robust SE)" if cl_table is not None
+                              else None, posterior="MCMC posterior", random_seed=seed,
+                              data_hash=dhash)
+    result._design, result._loo_seed = design, seed  # for loo() on request (not saved)
+    return result
