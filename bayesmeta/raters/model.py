@@ -200,8 +200,12 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
             parameterisation=parameterisation))
         data = {"output_index": d.output_index, "cell_index": d.cell_index,
                 "category": d.category}
+        names = [n for n in REPORTED if discrimination or n != "loading"]
+        # sample until the reported (derived) quantities of this trait meet the targets
         idata = _sample(model, options=options, data=data, random_seed=seed + k,
-                        progress=progress, attrs=attrs)
+                        progress=progress, attrs=attrs,
+                        reported=lambda tr, d=d, names=names:
+                        derived_quantities(tr.posterior, d)[names])
         seconds.append(time.perf_counter() - t0)
         post = idata.posterior.drop_vars(["quality", "quality_z"], errors="ignore")
         post = post.assign_coords(trait=d.traits)
@@ -211,6 +215,35 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
         stats.append(st.expand_dims(trait=d.traits) if by_trait else st)
     attrs = dict(posts[0].attrs)
     if by_trait:
+        # traits may stop at different draw counts (adaptive length); they share the draw
+        # dim, so a trait that ran longer is thinned evenly to the shortest length (thinning
+        # an autocorrelated chain keeps most of its ESS; the convergence check below is made
+        # on what is kept and warns if a target is then missed)
+        n = min(p.sizes["draw"] for p in posts)
+        if any(p.sizes["draw"] != n for p in posts):
+            attrs["draws_by_trait"] = ", ".join(f"{t}: {p.sizes['draw']}" for t, p in
+                                                zip(design.traits, posts, strict=True))
+
+            def keep(x: Any) -> np.ndarray:
+                return np.round(np.linspace(0, x.sizes["draw"] - 1, n)).astype(int)
+
+            def thin(x: Any) -> Any:
+                return x.isel(draw=keep(x)).assign_coords(draw=np.arange(n))
+
+            def thin_flags(st: Any) -> Any:
+                # a kept draw carries every flag (divergence, tree depth) of the draws
+                # thinned away before it, so no divergence is hidden by the thinning
+                starts = np.concatenate([[0], keep(st)[:-1] + 1])
+                out = thin(st)
+                for v in st.data_vars:
+                    axis = st[v].dims.index("draw")
+                    out[v].values = np.logical_or.reduceat(st[v].values.astype(bool),
+                                                           starts, axis=axis)
+                return out
+
+            posts = [thin(p) for p in posts]
+            stats = [thin_flags(st) for st in stats]
+        attrs["draws"] = n
         posterior = xr.concat(posts, dim="trait", data_vars="all", coords="minimal",
                               compat="override", combine_attrs="override")
         sample_stats = xr.concat(stats, dim="trait", data_vars="all",
