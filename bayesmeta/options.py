@@ -305,36 +305,10 @@ def resolve_seed(random_seed: int | None) -> int:
     return int(random_seed)
 
 
-def legacy_sampling(
-    sampling: SamplerOptions | Mapping[str, Any] | str | None,
-    legacy: Mapping[str, Any],
-    *,
-    function: str,
-) -> SamplerOptions:
-    """Fold the keyword arguments of the previous release (``draws=``, ``tune=``,
-    ``chains=``, ``fast=``, ...) into :class:`SamplerOptions`, with a ``FutureWarning`` that
-    gives the new spelling. Unknown keywords raise ``TypeError`` naming the function."""
-    opts = SamplerOptions.coerce(sampling)
-    if not legacy:
-        return opts
-    names = {f.name for f in dataclasses.fields(SamplerOptions)}
-    unknown = sorted(k for k in legacy if k not in names)
-    if unknown:
-        raise TypeError(f"{function}() got unexpected keyword argument(s) "
-                        f"{', '.join(map(repr, unknown))}.")
-    spelled = ", ".join(f"{k}={v!r}" for k, v in legacy.items())
-    as_dict = ", ".join(f"{k!r}: {v!r}" for k, v in legacy.items())
-    warnings.warn(f"{function}({spelled}) is deprecated and will be removed in the next "
-                  f"release; write {function}(..., sampling={{{as_dict}}}) or "
-                  f"sampling=bm.SamplerOptions({spelled}).", FutureWarning, stacklevel=3)
-    return opts.replace(**legacy)
-
-
 __all__ = [
     "FAST_SETTINGS",
     "SAMPLER_DEFAULTS",
     "ResamplingOptions",
     "SamplerOptions",
-    "legacy_sampling",
     "resolve_seed",
 ]

@@ -46,7 +46,6 @@ from bayesmeta.convergence import (  # noqa: F401  (re-exported: the sampler's c
 from bayesmeta.options import (
     FAST_SETTINGS,
     SamplerOptions,
-    legacy_sampling,
     resolve_seed,
 )
 from bayesmeta.summaries import diagnose
@@ -168,7 +167,6 @@ def sample(
     attrs: Mapping[str, Any] | None = None,
     var_names: Sequence[str] | None = None,
     reported: Reported | None = None,
-    **legacy: Any,
 ) -> Any:
     r"""Draw from the posterior of a PyMC model with nutpie (default) or PyMC's NUTS.
 
@@ -203,9 +201,6 @@ def sample(
         R-hat and bulk and tail ESS are what is checked. Without it (or with
         ``adaptive=False``, fast mode, or ``sampler="pymc"``) exactly ``draws`` draws are
         taken.
-    **legacy
-        The keywords of the previous release (``draws=``, ``fast=``, ...), folded into
-        ``options`` with a ``FutureWarning``.
 
     Returns
     -------
@@ -246,9 +241,7 @@ def sample(
     R equivalent: ``brms::brm(..., backend = "cmdstanr", seed = 1)`` followed by
     ``rstan::check_hmc_diagnostics``.
     """
-    if "progressbar" in legacy:
-        progress = legacy.pop("progressbar")
-    opts = legacy_sampling(options, legacy, function="sample").resolve()
+    opts = SamplerOptions.coerce(options).resolve()
     seed = resolve_seed(random_seed)
     if progress is None:
         progress = (not opts.fast) and _interactive()

@@ -78,8 +78,13 @@ KEYWORDS: dict[str, str] = {
     "batch_size": "fit_correlation_model: metrics fitted per batch",
     "bayes": "report: Bayesian sections 'off', 'fast' or 'full'",
     "by_trait": "rater_bias: thresholds per trait",
-    "parameterisation": "rater_bias: how the model is written for the sampler (a name in "
-                        "raters._model_build.PARAMETERISATIONS; same estimands)",
+    "loading_prior": "cfa(estimator='bayes'): Beta prior of the standardized loadings",
+    "lkj_eta": "cfa(estimator='bayes'): LKJ shape of the factor correlations",
+    "loo": "cfa(estimator='bayes'): keep LOO's pointwise likelihood in the result",
+    "n_ppc": "cfa(estimator='bayes'): posterior predictive draws for the fit measures",
+    "parameterization": "how a Bayesian model is written for the sampler (cfa: 'augmented' "
+                        "or 'marginal'; rater_bias: a name in "
+                        "raters._model_build.PARAMETERIZATIONS); the estimands are the same",
     "centered": "fit_correlation_model: centred parameterisation",
     "claims": "metric_variance: the trait each metric claims to measure",
     "compare": "also compare metrics pairwise",

@@ -1,6 +1,6 @@
 """Convergence and time of the Bayesian fits through the public functions, with defaults.
 
-Issue 19's must-show: ``bm.cfa(four_factor_model, data, method="bayes")`` and
+Issue 19's must-show: ``bm.cfa(four_factor_model, data, estimator="bayes")`` and
 ``bm.rater_bias(data)`` on SummEval, called exactly as a user calls them (defaults, only
 ``random_seed=`` given), for several seeds. Each fit appends one JSON line to
 ``benchmarks/results/bayes_defaults.jsonl`` (or ``--out``):
@@ -77,7 +77,7 @@ def _commit() -> str:
 def _fit(function: str, data, seed: int, sampling: dict | None = None):
     extra = {} if sampling is None else {"sampling": sampling}
     if function == "cfa":
-        return bm.cfa(FOUR, data, method="bayes", random_seed=seed, **extra)
+        return bm.cfa(FOUR, data, estimator="bayes", random_seed=seed, **extra)
     if function == "rater":
         return bm.rater_bias(data, random_seed=seed, **extra)
     raise ValueError(f"unknown part {function!r}")

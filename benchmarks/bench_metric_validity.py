@@ -1,7 +1,7 @@
 """Speed of the metric-validity analyses on SummEval (issue 11): all 43 metrics x 4 traits.
 
 Classical (WLSMV CFA, EBM scores, 1,000 bootstrap resamples of items) and, with
-``--bayes PATH`` (a saved ``bm.cfa(..., method="bayes")`` fit, e.g. from
+``--bayes PATH`` (a saved ``bm.cfa(..., estimator="bayes")`` fit, e.g. from
 ``fit.save(PATH)``), the two-stage Bayesian route over its posterior draws, timed after the
 CFA fit; prints both times, and the largest R-hat and smallest bulk ESS of the Bayesian
 validity coefficients and error shares (targets: <= 1.01, >= 400).

@@ -39,7 +39,7 @@ import arviz as az
 import numpy as np
 
 import bayesmeta as bm
-from bayesmeta.raters.model import DEFAULT_PARAMETERISATION, REPORTED, rater_bias
+from bayesmeta.raters.model import DEFAULT_PARAMETERIZATION, REPORTED, rater_bias
 from bayesmeta.simulate import simulate_rater
 
 OUT = Path(__file__).resolve().parent / "results" / "rater_parameterisation.jsonl"
@@ -77,7 +77,7 @@ def run(parameterisation: str, data: str, seed: int, sampling: dict | None, labe
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = rater_bias(ds, random_seed=seed, sampling=sampling, traits=traits,
-                         parameterisation=parameterisation)
+                         parameterization=parameterisation)
     seconds = time.perf_counter() - t0
     tab = res.summary()
     diag = tab.dropna(subset=["r_hat"])
@@ -122,7 +122,7 @@ def run(parameterisation: str, data: str, seed: int, sampling: dict | None, labe
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERISATION)
+    ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERIZATION)
     ap.add_argument("--data", choices=["summeval", "sim"], default="summeval")
     ap.add_argument("--seeds", nargs="+", type=int, default=[3])
     ap.add_argument("--sampling", type=json.loads, default=None,

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bayesmeta.convergence import ConvergenceWarning
-from bayesmeta.raters.model import DEFAULT_PARAMETERISATION, rater_bias
+from bayesmeta.raters.model import DEFAULT_PARAMETERIZATION, rater_bias
 from bayesmeta.simulate import simulate_rater
 
 QUANTITIES = ("threshold", "severity", "marginal_threshold", "loading", "reliability_system",
@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--mass-matrix", choices=["diag", "low_rank"], default="diag")
     ap.add_argument("--defaults", action="store_true",
                     help="the model's default sampler settings (ignores --chains etc.)")
-    ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERISATION)
+    ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERIZATION)
     ap.add_argument("--out", help="also write one row per true value to this CSV")
     ap.add_argument("--jsonl", help="append one JSON line per fitted dataset to this file")
     args = ap.parse_args()
@@ -68,7 +68,7 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = rater_bias(ds, sampling=sampling, ci_prob=args.ci_prob, random_seed=seed,
-                             parameterisation=args.parameterisation)
+                             parameterization=args.parameterisation)
         times.append(time.perf_counter() - t0)
         tab = res.summary()
         rhat.append(float(tab["r_hat"].max()))

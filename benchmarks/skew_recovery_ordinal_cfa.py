@@ -8,7 +8,7 @@ thresholds and factor correlations of the WLSMV fit, so the simulated ratings ha
 SummEval's skew: about 86% of consistency and fluency ratings are 5), 1,700 independent
 outputs each, and fits both estimators to the same datasets:
 
-* WLSMV (``bm.cfa(..., method="wlsmv")``) on every dataset (about 0.15 s each);
+* WLSMV (``bm.cfa(..., estimator="wlsmv")``) on every dataset (about 0.15 s each);
 * the Bayesian model (posterior mean and 94% HDI) on the first ``--bayes`` datasets (one
   compiled model, data swapped; minutes each).
 
@@ -55,7 +55,7 @@ def wlsmv_table(ds) -> pd.Series:
     """Standardized estimates (lavaan's est.std) keyed by ``lhs op rhs``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tab = bm.cfa(FOUR, ds, ordered=True, method="wlsmv").summary()
+        tab = bm.cfa(FOUR, ds, ordered=True, estimator="wlsmv").summary()
     keep = tab.index.get_level_values("estimand").isin(
         ["loading", "threshold", "factor_correlation"])
     out = tab.loc[keep, "classical"]

@@ -337,11 +337,15 @@ def test_bvn_cdf_against_scipy():
 
 # ---------------------------------------------------------------- API and result object
 def test_bad_method_and_data_are_clear_errors(simulated):
-    # method="bayes" is the Bayesian model (tests/test_ordinal_cfa.py)
-    with pytest.raises(TypeError, match=r"unexpected argument.*draws"):
+    # estimator="bayes" is the Bayesian model (tests/test_ordinal_cfa.py)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*draws"):
         bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, draws=10)
-    with pytest.raises(ValueError, match="method must be one of"):
-        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, method="ml")
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, estimator="ml")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'method'"):
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, method="bayes")
+    with pytest.raises(TypeError, match="lkj_eta applies to estimator='bayes' only"):
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, lkj_eta=2.0)
     with pytest.raises(NotImplementedError, match="ordered=False"):
         bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated, ordered=False)
     with pytest.raises(TypeError, match="data must be"):
@@ -462,7 +466,7 @@ def test_ci_prob_sets_the_wald_interval_default_94(simulated):
     assert any("94% Wald intervals" in n for n in res.notes)
     with pytest.raises(ValueError, match="ci_prob"):
         bm.cfa(model, simulated, ci_prob=95)
-    with pytest.raises(TypeError, match="method='bayes' only"):
+    with pytest.raises(TypeError, match="estimator='bayes' only"):
         bm.cfa(model, simulated, sampling="fast")
 
 
@@ -472,4 +476,4 @@ def test_continuous_judgments_are_refused_with_the_reason(simulated):
                                          r"judgments.*no raters or rating categories"):
         bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", judged)
     with pytest.raises(ValueError, match=r"cfa needs ordinal ratings"):
-        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", judged, method="bayes")
+        bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", judged, estimator="bayes")

@@ -13,7 +13,7 @@ import xarray as xr
 
 import bayesmeta as bm
 from bayesmeta.data import select
-from bayesmeta.options import ResamplingOptions, SamplerOptions, legacy_sampling, resolve_seed
+from bayesmeta.options import ResamplingOptions, SamplerOptions, resolve_seed
 from bayesmeta.results import Result
 from bayesmeta.summaries import (
     COLUMNS,
@@ -152,12 +152,15 @@ def test_sampler_options_resolve_model_defaults_and_fast_caps():
         SamplerOptions(sampler="pymc", mass_matrix="low_rank").resolve()
 
 
-def test_legacy_keywords_warn_and_fold_in():
-    with pytest.warns(FutureWarning, match="sampling="):
-        o = legacy_sampling(None, {"draws": 50, "fast": True}, function="reliability")
-    assert o.draws == 50 and o.fast is True
-    with pytest.raises(TypeError, match="reliability"):
-        legacy_sampling(None, {"drawz": 5}, function="reliability")
+def test_sampler_keywords_of_the_previous_release_are_refused():
+    """No shims (issue 20): draws= and friends go in sampling=, an old spelling is an error
+    naming the keyword, never silently folded in or dropped."""
+    import bayesmeta as bm
+
+    with pytest.raises(TypeError, match="draws"):
+        bm.rater_bias(bm.datasets.simulated(n_systems=3, n_items=4), draws=50)
+    with pytest.raises(TypeError, match="unknown option"):
+        SamplerOptions.coerce({"drawz": 5})
 
 
 def test_resampling_options_and_seeds():

@@ -484,7 +484,7 @@ def test_bayesian_factor_scores_and_validity_small_fit():
     ds = bm.datasets.simulated(random_seed=11, n_systems=10, n_items=40, n_metrics=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = bm.cfa(SIM4, ds, method="bayes", sampling="fast", random_seed=1, n_ppc=0,
+        fit = bm.cfa(SIM4, ds, estimator="bayes", sampling="fast", random_seed=1, n_ppc=0,
                      fit_measures=False, loo=False)
     fs = fit.factor_scores()
     assert fs.dims == ("chain", "draw", "system", "item", "trait")

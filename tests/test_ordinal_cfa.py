@@ -423,7 +423,7 @@ def test_bm_cfa_dispatches_bayes(monkeypatch):
         return "fit"
 
     monkeypatch.setattr(oc, "ordinal_cfa", stub)
-    assert bm.cfa(SYNTAX4, _small(), method="bayes") == "fit"
+    assert bm.cfa(SYNTAX4, _small(), estimator="bayes") == "fit"
     assert seen["syntax"] == SYNTAX4
 
 
@@ -445,20 +445,20 @@ def test_sampler_options_and_drawn_seed(monkeypatch):
     monkeypatch.setattr(oc, "model_for", lambda design, **kw: object())  # no PyMC build
     ds = _small()
     with pytest.raises(Stop):
-        bm.cfa(SYNTAX4, ds, method="bayes")
+        bm.cfa(SYNTAX4, ds, estimator="bayes")
     o = seen[-1]["options"]
     assert (o.chains, o.tune, o.draws, o.fast) == (4, 400, 500, False)
     assert isinstance(seen[-1]["random_seed"], int)
     assert seen[-1]["attrs"]["data_hash"] == bm.results.data_hash(ds)
     with pytest.raises(Stop):
-        bm.cfa(SYNTAX4, ds, method="bayes", sampling="fast", random_seed=9, progress=False)
+        bm.cfa(SYNTAX4, ds, estimator="bayes", sampling="fast", random_seed=9, progress=False)
     o = seen[-1]["options"]
     assert (o.chains, o.tune, o.draws, o.fast) == (2, 300, 300, True)
     assert seen[-1]["random_seed"] == 9 and seen[-1]["progress"] is False
     with pytest.raises(Stop):
-        bm.cfa(SYNTAX4, ds, method="bayes", sampling={"chains": 2, "draws": 50})
+        bm.cfa(SYNTAX4, ds, estimator="bayes", sampling={"chains": 2, "draws": 50})
     assert (seen[-1]["options"].chains, seen[-1]["options"].draws) == (2, 50)
     with pytest.raises(TypeError, match="chains"):
-        bm.cfa(SYNTAX4, ds, method="bayes", chains=2)
+        bm.cfa(SYNTAX4, ds, estimator="bayes", chains=2)
     with pytest.raises(TypeError, match="cfa"):
-        bm.cfa(SYNTAX4, ds, method="bayes", drawz=5)
+        bm.cfa(SYNTAX4, ds, estimator="bayes", drawz=5)

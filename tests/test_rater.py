@@ -81,26 +81,26 @@ def test_default_parameterisation_has_fixed_rater_scales(small):
     every measured alternative build, have a finite log-probability and the variables
     the derived quantities read, so the reported estimands mean the same."""
     d = rm.rater_design(small, traits=["COH"])
-    assert rm.DEFAULT_PARAMETERISATION == "rater_units_fixed"
+    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed"
     free = {v.name for v in rm.build_rater_model(d).free_RVs}
     assert {"quality", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
     assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality_z"}
-    old = {v.name for v in rm.build_rater_model(d, parameterisation="rater_units").free_RVs}
+    old = {v.name for v in rm.build_rater_model(d, parameterization="rater_units").free_RVs}
     assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"} <= old
-    for name in rm.PARAMETERISATIONS:
-        mm = rm.build_rater_model(d, parameterisation=name)
+    for name in rm.PARAMETERIZATIONS:
+        mm = rm.build_rater_model(d, parameterization=name)
         assert {"mu", "sd_system", "sd_item", "sd_output", "system_effect", "rater_shift",
                 "tau", "discrimination", "quality"} <= set(mm.named_vars), name
         assert all(np.isfinite(v) for v in mm.point_logps(mm.initial_point()).values())
-    m = rm.build_rater_model(d, parameterisation="rater_units_fixed_noncentred")
+    m = rm.build_rater_model(d, parameterization="rater_units_fixed_noncentred")
     free = {v.name for v in m.free_RVs}
     assert {"quality_z", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
     assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"}
     # quality units, equal slopes: one slope per trait, shared by the raters
-    eq = rm.build_rater_model(d, discrimination=False, parameterisation="quality_units")
+    eq = rm.build_rater_model(d, discrimination=False, parameterization="quality_units")
     assert eq.named_vars_to_dims["log_slope"] == ("trait",)
-    with pytest.raises(ValueError, match="parameterisation must be one of"):
-        rm.build_rater_model(d, parameterisation="nope")
+    with pytest.raises(ValueError, match="parameterization must be one of"):
+        rm.build_rater_model(d, parameterization="nope")
 
 
 def test_classical_counterparts_by_hand(small):

@@ -191,15 +191,16 @@ def test_low_rank_mass_matrix_reaches_nutpie():
     assert not np.allclose(idata.posterior["mu"].values, diag.posterior["mu"].values)
 
 
-def test_legacy_keywords_warn_and_seed_is_recorded():
-    """The previous release's keywords still work for one release (with the new spelling in
-    the warning); a seed is drawn and recorded when none is given."""
+def test_old_keywords_are_refused_and_seed_is_recorded():
+    """No shims (issue 20): the previous release's fast= is an error naming it; the same seed
+    gives the same draws; a seed is drawn and recorded when none is given."""
     pm = pytest.importorskip("pymc")
     with pm.Model() as m:
         mu = pm.Normal("mu", 0.0, 10.0)
         pm.Normal("y", mu, 1.0, observed=np.array([0.1, -0.3, 0.5]))
-    with pytest.warns(FutureWarning, match=r"sampling=\{'fast': True\}"):
-        old = sample(m, fast=True, random_seed=4)
+    with pytest.raises(TypeError, match="fast"):
+        sample(m, fast=True, random_seed=4)
+    old = sample(m, "fast", random_seed=4)
     new = sample(m, "fast", random_seed=4)
     np.testing.assert_array_equal(old.posterior["mu"].values, new.posterior["mu"].values)
     drawn = sample(m, "fast")

@@ -14,11 +14,6 @@ from bayesmeta.vocabulary import KEYWORDS
 
 PUBLIC = {name: getattr(bm, name) for name in bm.__all__
           if inspect.isfunction(getattr(bm, name))}
-#: (function, keyword) left for the branch that owns the CFA entry point
-#: (``bayesmeta/validity/factor_analysis.py``; the CFA estimators are being reworked there; renaming
-#: here would collide in the merge): ``cfa(method=)`` becomes ``estimator=`` and its ``**kwargs``
-#: (options of the Bayesian CFA) an explicit keyword. Nothing else may be added here.
-PENDING = {("cfa", "method"), ("cfa", "kwargs")}
 
 
 def signature_table() -> pd.DataFrame:
@@ -26,8 +21,6 @@ def signature_table() -> pd.DataFrame:
     rows = []
     for name, fn in sorted(PUBLIC.items()):
         for p in inspect.signature(fn).parameters.values():
-            if (name, p.name) in PENDING:
-                continue
             rows.append({"function": name, "keyword": p.name, "kind": p.kind.name,
                          "in_vocabulary": p.name in KEYWORDS})
     return pd.DataFrame(rows)

@@ -171,7 +171,7 @@ print("Table 3: all 12 loadings and 48 thresholds match the paper to two decimal
 # correlation .86 has a 94% (Wald, WLSMV standard error) interval well below 1, so the
 # experts did rate two factors, but ones that share three quarters of their variance;
 # the conflation the paper describes is a matter of degree, now with its uncertainty.
-# (The Bayesian ordinal CFA, `bm.cfa(MODEL, data, method="bayes")`, gives the full
+# (The Bayesian ordinal CFA, `bm.cfa(MODEL, data, estimator="bayes")`, gives the full
 # posterior; it takes minutes, so it is in the report under `--bayes full`, not in this
 # CI-run vignette.)
 

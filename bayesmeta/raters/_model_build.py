@@ -141,11 +141,11 @@ def rater_design(
 #: "Convergence with the defaults"). ``units``: ``"quality"`` measures the latent scale in
 #: SDs of true output quality (variance shares on a simplex, a free slope per rater);
 #: ``"rater"`` in the latent-response noise of a typical rater (discriminations with
-#: geometric mean 1, free quality SDs; the parameterisation of release 0.10).
+#: geometric mean 1, free quality SDs; the parameterization of release 0.10).
 #: ``scales``: ``"hierarchical"`` estimates the spread over the raters of severities,
 #: log-gaps and log-discriminations; ``"fixed"`` gives them fixed weakly informative SDs.
 #: ``quality``: the output-level latent quality ``"centred"`` or ``"noncentred"``.
-PARAMETERISATIONS: dict[str, dict[str, str]] = {
+PARAMETERIZATIONS: dict[str, dict[str, str]] = {
     "quality_units": {"units": "quality", "scales": "fixed", "quality": "centred"},
     "quality_units_noncentred": {"units": "quality", "scales": "fixed",
                                  "quality": "noncentred"},
@@ -159,8 +159,8 @@ PARAMETERISATIONS: dict[str, dict[str, str]] = {
                                            "quality": "noncentred", "items": "noncentred"},
 }
 
-#: The parameterisation :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERISATION = "rater_units_fixed"
+#: The parameterization :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
+DEFAULT_PARAMETERIZATION = "rater_units_fixed"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -174,27 +174,27 @@ FIXED_PRIORS: dict[str, float] = {
 }
 
 
-def parameterisation_spec(parameterisation: str | dict[str, str]) -> dict[str, str]:
-    """The ``units`` / ``scales`` / ``quality`` choices of a parameterisation name."""
-    if isinstance(parameterisation, dict):
-        spec = dict(PARAMETERISATIONS[DEFAULT_PARAMETERISATION], **parameterisation)
-    elif parameterisation in PARAMETERISATIONS:
-        spec = dict(PARAMETERISATIONS[parameterisation])
+def parameterization_spec(parameterization: str | dict[str, str]) -> dict[str, str]:
+    """The ``units`` / ``scales`` / ``quality`` choices of a parameterization name."""
+    if isinstance(parameterization, dict):
+        spec = dict(PARAMETERIZATIONS[DEFAULT_PARAMETERIZATION], **parameterization)
+    elif parameterization in PARAMETERIZATIONS:
+        spec = dict(PARAMETERIZATIONS[parameterization])
     else:
-        raise ValueError(f"parameterisation must be one of "
-                         f"{', '.join(map(repr, PARAMETERISATIONS))}, got "
-                         f"{parameterisation!r}.")
+        raise ValueError(f"parameterization must be one of "
+                         f"{', '.join(map(repr, PARAMETERIZATIONS))}, got "
+                         f"{parameterization!r}.")
     allowed = {"units": ("quality", "rater"), "scales": ("fixed", "hierarchical"),
                "quality": ("centred", "noncentred"), "items": ("centred", "noncentred")}
     for k, v in spec.items():
         if k not in allowed or v not in allowed[k]:
-            raise ValueError(f"unknown parameterisation setting {k}={v!r}.")
+            raise ValueError(f"unknown parameterization setting {k}={v!r}.")
     return spec
 
 
 def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
                       item_effect: bool = True,
-                      parameterisation: str | dict[str, str] = DEFAULT_PARAMETERISATION
+                      parameterization: str | dict[str, str] = DEFAULT_PARAMETERIZATION
                       ) -> Any:
     r"""The PyMC model of the module docstring for one :class:`RaterDesign`.
 
@@ -211,11 +211,11 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         the same slope (the many-facet Rasch model's equal slopes).
     item_effect : bool
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
-    parameterisation : str or dict
-        A name in :data:`PARAMETERISATIONS` (default :data:`DEFAULT_PARAMETERISATION`,
+    parameterization : str or dict
+        A name in :data:`PARAMETERIZATIONS` (default :data:`DEFAULT_PARAMETERIZATION`,
         ``"rater_units_fixed"``: centred output quality, fixed prior SDs over the raters;
         chosen on measured convergence, see ``models/rater.md``). Every
-        parameterisation has the deterministic (or free) variables ``mu``, ``sd_system``,
+        parameterization has the deterministic (or free) variables ``mu``, ``sd_system``,
         ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
         ``discrimination`` from which
         :func:`~bayesmeta.raters._model_derived.derived_quantities` computes the reported
@@ -241,7 +241,7 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
 
     from bayesmeta._ordinal import log_interval_prob, padded_cutpoints
 
-    spec = parameterisation_spec(parameterisation)
+    spec = parameterization_spec(parameterization)
     quality_units = spec["units"] == "quality"
     fixed = spec["scales"] == "fixed"
     T, S, I, R = (len(design.traits), len(design.systems), len(design.items),
@@ -350,14 +350,14 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
 
 
 __all__ = [
-    "DEFAULT_PARAMETERISATION",
+    "DEFAULT_PARAMETERIZATION",
     "FIXED_PRIORS",
-    "PARAMETERISATIONS",
+    "PARAMETERIZATIONS",
     "PRIORS",
     "RaterDesign",
     "build_rater_model",
     "cut_labels",
     "make_design_from_array",
-    "parameterisation_spec",
+    "parameterization_spec",
     "rater_design",
 ]

@@ -56,14 +56,14 @@ import xarray as xr
 
 from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.raters._model_build import (
-    DEFAULT_PARAMETERISATION,
-    PARAMETERISATIONS,
+    DEFAULT_PARAMETERIZATION,
+    PARAMETERIZATIONS,
     PRIORS,
     RaterDesign,
     build_rater_model,
     cut_labels,
     make_design_from_array,
-    parameterisation_spec,
+    parameterization_spec,
     rater_design,
 )
 from bayesmeta.raters._model_derived import derived_quantities, pairwise_harsher
@@ -183,7 +183,7 @@ def _sample(model: Any, **kwargs: Any) -> Any:
 
 def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_trait: bool,
          options: SamplerOptions, seed: int, progress: bool | None,
-         attrs: Mapping[str, Any], parameterisation: str = DEFAULT_PARAMETERISATION) -> Any:
+         attrs: Mapping[str, Any], parameterization: str = DEFAULT_PARAMETERIZATION) -> Any:
     import arviz as az
 
     from bayesmeta.sampling import cached_model
@@ -193,11 +193,11 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
     for k, d in enumerate(parts):
         t0 = time.perf_counter()
         key = ("rater", len(d.traits), len(d.systems), len(d.items), len(d.raters),
-               d.n_categories, d.n_obs, discrimination, item_effect, parameterisation,
+               d.n_categories, d.n_obs, discrimination, item_effect, parameterization,
                tuple(d.systems), tuple(d.items), tuple(d.raters))
         model = cached_model(key, lambda d=d: build_rater_model(
             d, discrimination=discrimination, item_effect=item_effect,
-            parameterisation=parameterisation))
+            parameterization=parameterization))
         data = {"output_index": d.output_index, "cell_index": d.cell_index,
                 "category": d.category}
         names = [n for n in REPORTED if discrimination or n != "loading"]
@@ -284,7 +284,7 @@ def rater_bias(
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    parameterisation: str = DEFAULT_PARAMETERISATION,
+    parameterization: str = DEFAULT_PARAMETERIZATION,
 ) -> RaterBiasResult:
     r"""Rater leniency and reliability from the many-facet ordinal rater model.
 
@@ -324,9 +324,9 @@ def rater_bias(
         Seed; trait k gets ``random_seed + k``. Drawn and recorded when not given.
     progress : bool, optional
         Show the sampler's progress bar (default: in interactive full runs).
-    parameterisation : str
+    parameterization : str
         How the model is written, a name in
-        :data:`bayesmeta.raters._model_build.PARAMETERISATIONS`. Default
+        :data:`bayesmeta.raters._model_build.PARAMETERIZATIONS`. Default
         ``"rater_units_fixed"``: the severities, log-gaps and log-discriminations have
         fixed weakly informative SDs over the raters (1, 0.5, 0.5) instead of SDs
         estimated from a handful of raters, whose funnels made release 0.10's build
@@ -335,10 +335,6 @@ def rater_bias(
         The reported quantities mean the same in all of them; the priors differ as
         ``models/rater.md`` ("Convergence with the defaults") states, with the
         measurements.
-    **legacy
-        ``draws=``, ``tune=``, ``chains=``, ``fast=``, ``sampler=``, ``target_accept=``,
-        ``mass_matrix=`` of the previous release: folded into ``sampling`` with a
-        ``FutureWarning``.
 
     Returns
     -------
@@ -395,7 +391,7 @@ def rater_bias(
     from bayesmeta.sampling import check_convergence, describe_run, diagnose
 
     ci_prob = check_ci_prob(ci_prob)
-    spec = parameterisation_spec(parameterisation)
+    spec = parameterization_spec(parameterization)
     options = SamplerOptions.coerce(sampling).resolve()
     design = rater_design(data, traits=traits, raters=raters)
     seed = resolve_seed(random_seed)
@@ -403,8 +399,8 @@ def rater_bias(
     t0 = time.perf_counter()
     idata = _fit(design, discrimination=discrimination, item_effect=item_effect,
                  by_trait=by_trait, options=options, seed=seed, progress=progress,
-                 attrs={"data_hash": dhash, "parameterisation": parameterisation},
-                 parameterisation=parameterisation)
+                 attrs={"data_hash": dhash, "parameterization": parameterization},
+                 parameterization=parameterization)
     seconds = time.perf_counter() - t0
     derived = derived_quantities(idata.posterior, design)
     names = [n for n in REPORTED if discrimination or n != "loading"]
@@ -431,7 +427,7 @@ def rater_bias(
         "model": ("probit many-facet: quality = system + " + ("item + " if item_effect else "")
                   + "output; thresholds by rater x trait"
                   + ("; rater discrimination" if discrimination else "; equal slopes")
-                  + f"; {parameterisation} ({spec['units']} units, {spec['scales']} rater "
+                  + f"; {parameterization} ({spec['units']} units, {spec['scales']} rater "
                   f"scales, {spec['quality']} quality)"),
         "sampler": describe_run(idata) + (" (one fit per trait)" if by_trait else ""),
         "convergence": str(report),
@@ -450,8 +446,8 @@ def rater_bias(
 
 
 __all__ = [
-    "DEFAULT_PARAMETERISATION",
-    "PARAMETERISATIONS",
+    "DEFAULT_PARAMETERIZATION",
+    "PARAMETERIZATIONS",
     "PRIORS",
     "RaterBiasResult",
     "RaterDesign",

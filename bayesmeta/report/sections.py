@@ -577,7 +577,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     from bayesmeta.data.select import rating_label
     from bayesmeta.validity import cfa
 
-    fit = cfa(syntax, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+    fit = cfa(syntax, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
               random_seed=ctx.random_seed, progress=False)
     tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
     results: list[Any] = [fit]
@@ -585,7 +585,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
         return tables, results, ""
     one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
                                      for r in ds["rater"].values)
-    fit1 = cfa(one, ds, method="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
+    fit1 = cfa(one, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
                random_seed=ctx.random_seed, progress=False)
     results.append(fit1)
     comparison = compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},

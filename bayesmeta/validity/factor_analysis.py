@@ -2,7 +2,7 @@
 
 The public entry point and the result of the classical fit. The classical estimator
 (lavaan's WLSMV: polychorics + DWLS + robust SEs + scaled-shifted test) lives in
-:mod:`bayesmeta.validity.wlsmv`; the Bayesian twin (``method="bayes"``) in
+:mod:`bayesmeta.validity.wlsmv`; the Bayesian twin (``estimator="bayes"``) in
 :mod:`bayesmeta.validity.ordinal_cfa`. Ratings in a bayesmeta Dataset come through
 :func:`bayesmeta.data.select.ratings_wide`, which refuses continuous judgments.
 """
@@ -66,17 +66,21 @@ def cfa(
     model: str | ModelSpec,
     data: xr.Dataset | pd.DataFrame,
     *,
-    method: str = "wlsmv",
+    estimator: str = "wlsmv",
     ordered: bool = True,
     ci_prob: float = CI_PROB,
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    **kwargs: Any,
+    loading_prior: tuple[float, float] | None = None,
+    lkj_eta: float | None = None,
+    parameterization: str | None = None,
+    loo: bool | None = None,
+    n_ppc: int | None = None,
 ) -> Any:
     r"""Confirmatory factor analysis of ordinal indicators, specified in lavaan syntax.
 
-    ``method="wlsmv"`` reproduces lavaan's ``cfa(model, data, ordered = TRUE,
+    ``estimator="wlsmv"`` reproduces lavaan's ``cfa(model, data, ordered = TRUE,
     std.lv = TRUE, missing = "pairwise")``: thresholds and polychoric correlations (two-step
     ML), their asymptotic covariance from casewise scores, DWLS estimation with the diagonal
     weight, robust (sandwich) standard errors and the scaled-shifted test statistic, with
@@ -96,8 +100,8 @@ def cfa(
         too; each (system, item) is a case), or a DataFrame with one column per indicator
         (numbers or ordered categoricals, NaN for missing). Continuous ``judgment`` s are
         refused: a factor model of ordinal ratings needs raters and categories.
-    method : {"wlsmv", "bayes"}
-        The estimator. ``"bayes"``: the Bayesian ordinal CFA
+    estimator : {"wlsmv", "bayes"}
+        The estimator (lavaan's ``estimator =``). ``"bayes"``: the Bayesian ordinal CFA
         (:func:`bayesmeta.validity.ordinal_cfa.ordinal_cfa`; card ``models/ordinal_cfa.md``),
         with lavaan's WLSMV estimates in the ``classical`` columns beside the posterior.
     ordered : bool
@@ -108,16 +112,19 @@ def cfa(
         ``level = ci_prob``; pass 0.95 to compare with lavaan's default) and, for
         ``"bayes"``, the HDIs.
     sampling : SamplerOptions, dict, "fast" or "full", optional
-        ``method="bayes"`` only: how the posterior is sampled
+        ``estimator="bayes"`` only: how the posterior is sampled
         (:class:`bayesmeta.SamplerOptions`).
     random_seed : int, optional
-        ``method="bayes"`` only (WLSMV draws no random numbers): the seed, drawn and
+        ``estimator="bayes"`` only (WLSMV draws no random numbers): the seed, drawn and
         recorded when not given.
     progress : bool, optional
-        ``method="bayes"`` only: show the sampler's progress bar.
-    **kwargs
-        ``method="bayes"`` only: further options of ``ordinal_cfa`` (``loading_prior``,
-        ``lkj_eta``, ``parameterization``, ``n_ppc``, ...).
+        ``estimator="bayes"`` only: show the sampler's progress bar.
+    loading_prior, lkj_eta, parameterization, loo, n_ppc : optional
+        ``estimator="bayes"`` only: the options of
+        :func:`~bayesmeta.validity.ordinal_cfa.ordinal_cfa` (Beta prior of the standardized
+        loadings, LKJ shape of the factor correlations, ``"augmented"`` or ``"marginal"``,
+        keep LOO's pointwise likelihood, posterior predictive draws); None takes its
+        default. Given with ``estimator="wlsmv"`` they are an error, never ignored.
 
     Returns
     -------
@@ -157,25 +164,30 @@ def cfa(
     R equivalent: ``lavaan::cfa(model, data, ordered = TRUE, std.lv = TRUE,
     missing = "pairwise")`` then ``standardizedSolution(fit, level = 0.94)``.
     """
-    key = str(method).lower()
+    key = str(estimator).lower()
     if key not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
-                         f"{method!r}.")
+        raise ValueError(f"estimator must be one of {', '.join(map(repr, METHODS))}, got "
+                         f"{estimator!r}.")
     if not isinstance(ordered, bool | np.bool_):
         raise TypeError(f"ordered must be True or False, got {type(ordered).__name__}.")
     ci_prob = check_ci_prob(ci_prob)
+    bayes_only = {"loading_prior": loading_prior, "lkj_eta": lkj_eta,
+                  "parameterization": parameterization, "loo": loo, "n_ppc": n_ppc}
+    given = {k: v for k, v in bayes_only.items() if v is not None}
     if key == "bayes":
         from bayesmeta.validity.ordinal_cfa import ordinal_cfa
 
         if not ordered:
-            raise NotImplementedError("ordered=False is not implemented for method='bayes'; "
-                                      "the Bayesian CFA fits ordinal indicators only.")
+            raise NotImplementedError("ordered=False is not implemented for "
+                                      "estimator='bayes'; the Bayesian CFA fits ordinal "
+                                      "indicators only.")
         return ordinal_cfa(model, data, ci_prob=ci_prob, sampling=sampling,
-                           random_seed=random_seed, progress=progress, **kwargs)
-    if kwargs:
-        raise TypeError(f"unexpected argument(s) for method='wlsmv': {', '.join(kwargs)}.")
+                           random_seed=random_seed, progress=progress, **given)
+    if given:
+        raise TypeError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                        f"estimator='bayes' only; WLSMV has no such option.")
     if sampling is not None:
-        raise TypeError("sampling= applies to method='bayes' only; WLSMV does not sample.")
+        raise TypeError("sampling= applies to estimator='bayes' only; WLSMV does not sample.")
     if not ordered:
         raise NotImplementedError("ordered=False (continuous indicators, ML) is not "
                                   "implemented; bm.cfa fits ordinal indicators only.")

@@ -54,7 +54,7 @@ def factor_validity(
         The dataset the CFA was fitted to, with metric ``score`` s.
     fit : CFAResult or OrdinalCFAResult
         ``bm.cfa(model, data)`` (classical: EBM scores, bootstrap interval) or
-        ``bm.cfa(model, data, method="bayes")`` (posterior draws of the scores jointly with
+        ``bm.cfa(model, data, estimator="bayes")`` (posterior draws of the scores jointly with
         a Bayesian bootstrap over items).
     metrics : list of str, optional
         Metrics to correlate (default all).
@@ -183,7 +183,7 @@ def factor_validity(
                       notes=["The bootstrap holds the factor scores at their point values: "
                              "the interval reflects the sampling of systems and items "
                              "(resampling.unit), not the uncertainty of the scores (fit "
-                             "the CFA with method='bayes' for that)."])
+                             "the CFA with estimator='bayes' for that)."])
     # ---------------------------------------------------------------- Bayesian
     post = scores.transpose("chain", "draw", "trait", "system", "item")
     C, D = post.sizes["chain"], post.sizes["draw"]

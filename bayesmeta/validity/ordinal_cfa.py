@@ -1,5 +1,5 @@
 r"""Bayesian confirmatory factor analysis of ordinal ratings (probit; card:
-``models/ordinal_cfa.md``). Public entry: ``bm.cfa(model, data, method="bayes")``.
+``models/ordinal_cfa.md``). Public entry: ``bm.cfa(model, data, estimator="bayes")``.
 
 Model
 -----
@@ -240,7 +240,7 @@ def _frame_to_ds(table: pd.DataFrame) -> xr.Dataset:
 
 # ============================================================================ result
 class OrdinalCFAResult(Result):
-    """Result of :func:`ordinal_cfa` (``bm.cfa(..., method="bayes")``): the table indexed
+    """Result of :func:`ordinal_cfa` (``bm.cfa(..., estimator="bayes")``): the table indexed
     ``(estimand, lhs, op, rhs)`` with lavaan's WLSMV estimate and Wald interval in the
     classical columns beside the posterior (WLSMV's se, z, pvalue, est, est_se, free in
     ``details()``); ``factor_scores()``, ``fit_measures()``, ``loo()``,
@@ -435,7 +435,7 @@ def ordinal_cfa(
     >>> import bayesmeta as bm  # doctest: +SKIP
     >>> fit = bm.cfa("coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH\n"
     ...              "rel =~ Expert.1.REL + Expert.2.REL + Expert.3.REL",
-    ...              bm.datasets.summeval(), method="bayes", random_seed=1)  # doctest: +SKIP
+    ...              bm.datasets.summeval(), estimator="bayes", random_seed=1)  # doctest: +SKIP
     >>> print(fit)  # doctest: +SKIP
 
     R equivalent: ``blavaan::bcfa(model, data, ordered = TRUE, std.lv = TRUE)``.

@@ -118,7 +118,7 @@ def metric_variance(
         The dataset the CFA was fitted to, with metric ``score`` s.
     fit : CFAResult or OrdinalCFAResult
         ``bm.cfa(model, data)`` (WLSMV; its EBM scores are the regressors, bootstrap
-        interval) or ``bm.cfa(model, data, method="bayes")`` (two-stage: the posterior-mean
+        interval) or ``bm.cfa(model, data, estimator="bayes")`` (two-stage: the posterior-mean
         scores are the regressors; every posterior draw of the factor correlations is paired
         with a Bayesian-bootstrap draw of item weights, giving posterior draws of every
         estimand).
