@@ -264,3 +264,31 @@ def test_correlations_human_labels_aligned(simulated):
     bad = z.assign_coords(system=[f"x{i}" for i in range(z.sizes["system"])])
     with pytest.raises(ValueError, match="'system'"):
         bm.correlations(simulated, human=bad, resampling={"n_resamples": 0})
+
+
+def test_undefined_measures_say_why_in_the_notes():
+    """Issue 21, no silent NaN: a constant metric's correlations are NaN and a note per row
+    says it is constant; a human score constant within every system explains the NaN of
+    the within-system measures."""
+    ds = bm.datasets.simulated(n_systems=5, n_items=8, n_metrics=3, random_seed=3)
+    const = str(ds["metric"].values[0])
+    ds["score"].loc[{"metric": const}] = 0.25
+    res = bm.correlations(ds, "COH", measures=["global_pearson", "system_kendall"],
+                          resampling={"n_resamples": 0})
+    tab = res.summary()
+    assert np.isnan(tab.loc[("global_pearson", "COH", const), "classical"])
+    text = " ".join(res.notes)
+    assert f"global_pearson of {const} cannot be computed: the metric is constant" in text
+    assert f"system_kendall of {const} cannot be computed: the metric is constant" in text
+    others = [str(m) for m in ds["metric"].values[1:]]
+    assert not any(m in text for m in others)  # defined rows get no note
+    # a human score constant within each system: within-system measures are undefined
+    from bayesmeta.correlation.comparison import _why_undefined
+
+    rng = np.random.default_rng(0)
+    z = np.repeat(rng.normal(size=(4, 1)), 6, axis=1)
+    x = rng.normal(size=(4, 6))
+    assert _why_undefined(x, z, "within_system_pearson").startswith(
+        "the human score is constant within every system")
+    assert _why_undefined(x, np.full_like(z, 2.0), "system_kendall").startswith(
+        "the human score is constant across system means")

@@ -203,7 +203,7 @@ def test_simulated_report_is_self_contained_and_escaped(sim_report, tmp_path):
 
 @pytest.mark.slow
 def test_simulated_report_with_bayes_fast(evil_data):
-    rep = bm.report(evil_data, random_seed=1, resampling={"n_resamples": 50}, bayes="fast",
+    rep = bm.report(evil_data, random_seed=1, bayes="fast",
                     sections=["reliability", "rater"])
     for run in rep.runs:
         assert run.status == "ok", run.error

@@ -13,6 +13,7 @@ difference) is the ``estimand``; p-values, probabilities and counts are in ``det
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +45,57 @@ def _inputs(data, trait, raters, human, metrics, run, reference
     hs = select.human_score(data, trait, raters=raters, human=human)
     z = np.asarray(hs.values.transpose("system", "item").values, dtype=float)
     return scores, z, hs
+
+
+def _why_undefined(xm: np.ndarray, z: np.ndarray, name: str) -> str:
+    """Why measure ``name`` of one metric's scores ``xm`` (S, I) against the human score
+    ``z`` (S, I) has no value: the first failing condition, over the groups the measure
+    correlates within (the system means, all outputs, each item, each system)."""
+    ok = np.isfinite(xm) & np.isfinite(z)
+    xx, zz = np.where(ok, xm, np.nan), np.where(ok, z, np.nan)
+    if name.startswith("system_"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            groups = [(np.nanmean(xx, axis=1), np.nanmean(zz, axis=1))]
+        where = "across system means"
+    elif name.startswith("global_"):
+        groups, where = [(xx.ravel(), zz.ravel())], "across all outputs"
+    elif name.startswith("within_item_"):
+        groups, where = list(zip(xx.T, zz.T, strict=True)), "within every item"
+    else:
+        groups, where = list(zip(xx, zz, strict=True)), "within every system"
+    causes = []
+    for a, b in groups:
+        keep = np.isfinite(a) & np.isfinite(b)
+        if keep.sum() < 2:
+            causes.append("fewer than 2 outputs with both scores")
+        elif np.ptp(a[keep]) == 0:
+            causes.append("the metric is constant")
+        elif np.ptp(b[keep]) == 0:
+            causes.append("the human score is constant")
+        else:
+            causes.append("")
+    named = [c for c in causes if c]
+    if not named:
+        return f"undefined {where} (ties or missing values)"
+    common = max(set(named), key=named.count)
+    return f"{common} {where}" if len(groups) == 1 else \
+        f"{common} {where} where it is undefined ({len(named)} of {len(groups)} groups)"
+
+
+def undefined_notes(x: np.ndarray, z: np.ndarray, names: Sequence[str], point: np.ndarray,
+                    labels: Sequence[str], *, limit: int = 12) -> list[str]:
+    """One note per (measure, metric) whose classical value is NaN, saying why (issue 21:
+    no silent NaN); beyond ``limit`` rows the rest are counted."""
+    rows = [(names[k], labels[m]) for m in range(point.shape[0]) for k in range(len(names))
+            if np.isnan(point[m, k])]
+    notes = [f"{name} of {metric} cannot be computed: "
+             f"{_why_undefined(x[labels.index(metric)], z, name)}."
+             for name, metric in rows[:limit]]
+    if len(rows) > limit:
+        notes.append(f"... and {len(rows) - limit} more (measure, metric) rows without a "
+                     f"value (NaN in summary()).")
+    return notes
 
 
 class CorrelationsResult(Result):
@@ -188,9 +240,10 @@ def correlations(
             info["calibration"] = note
         kinds = {"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
                  "posterior": "Bayesian bootstrap"}
+    notes = undefined_notes(np.asarray(scores.values, dtype=float), z, names, point, labels)
     return CorrelationsResult(table, title="Correlation measures of metrics with humans",
                               info=info, extra=extra, ci_prob=ci_prob, random_seed=seed,
-                              data_hash=data_hash(data), **kinds)
+                              data_hash=data_hash(data), notes=notes, **kinds)
 
 
 class MetricComparisonResult(Result):
