@@ -87,11 +87,10 @@ def undefined_notes(x: np.ndarray, z: np.ndarray, names: Sequence[str], point: n
                     labels: Sequence[str], *, limit: int = 12) -> list[str]:
     """One note per (measure, metric) whose classical value is NaN, saying why (issue 21:
     no silent NaN); beyond ``limit`` rows the rest are counted."""
-    rows = [(names[k], labels[m]) for m in range(point.shape[0]) for k in range(len(names))
-            if np.isnan(point[m, k])]
-    notes = [f"{name} of {metric} cannot be computed: "
-             f"{_why_undefined(x[labels.index(metric)], z, name)}."
-             for name, metric in rows[:limit]]
+    rows = np.argwhere(np.isnan(point))  # (metric, measure) index pairs, metric-major
+    notes = [f"{names[k]} of {labels[m]} cannot be computed: "
+             f"{_why_undefined(x[m], z, names[k])}."
+             for m, k in rows[:limit]]
     if len(rows) > limit:
         notes.append(f"... and {len(rows) - limit} more (measure, metric) rows without a "
                      f"value (NaN in summary()).")

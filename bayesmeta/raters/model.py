@@ -75,6 +75,11 @@ from bayesmeta.summaries import CI_PROB, check_ci_prob, posterior_table
 REPORTED = ("severity", "threshold", "panel_threshold", "marginal_threshold", "loading",
             "reliability_system", "icc_output", "share_system", "share_item", "share_output")
 
+def _reported(discrimination: bool) -> list[str]:
+    """The reported quantities of a fit (no loadings without discriminations)."""
+    return [n for n in REPORTED if discrimination or n != "loading"]
+
+
 #: The design levels of the summary index, after ``estimand``.
 LEVELS = ("rater", "trait", "cut")
 
@@ -200,7 +205,7 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
             parameterization=parameterization))
         data = {"output_index": d.output_index, "cell_index": d.cell_index,
                 "category": d.category}
-        names = [n for n in REPORTED if discrimination or n != "loading"]
+        names = _reported(discrimination)
         # sample until the reported (derived) quantities of this trait meet the targets
         idata = _sample(model, options=options, data=data, random_seed=seed + k,
                         progress=progress, attrs=attrs,
@@ -403,7 +408,7 @@ def rater_bias(
                  parameterization=parameterization)
     seconds = time.perf_counter() - t0
     derived = derived_quantities(idata.posterior, design)
-    names = [n for n in REPORTED if discrimination or n != "loading"]
+    names = _reported(discrimination)
     for name in derived.data_vars:
         idata.posterior[name] = derived[name]
     diag = diagnose(derived[names])
