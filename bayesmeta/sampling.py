@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesmeta._adaptive import AdaptiveRun, Reported
 from bayesmeta._version import __version__
 from bayesmeta.convergence import (  # noqa: F401  (re-exported: the sampler's checks)
     ConvergenceReport,
@@ -48,12 +49,7 @@ from bayesmeta.options import (
     SamplerOptions,
     resolve_seed,
 )
-from bayesmeta.summaries import diagnose
-
-#: What a model reports: posterior variable names, or a callable that takes a trace
-#: (``arviz.InferenceData`` with a ``posterior`` group) and returns an ``xarray.Dataset`` of
-#: the reported quantities with dims ``(chain, draw, ...)`` (derived ones included).
-Reported = Sequence[str] | Callable[[Any], Any]
+from bayesmeta.summaries import diagnose  # noqa: F401  (re-exported)
 
 #: Why sampling stopped (posterior attribute ``stop_reason``).
 STOP_REASONS = ("targets_met", "max_draws", "max_seconds", "fixed_draws")
@@ -97,8 +93,9 @@ def clear_cache() -> None:
     _COMPILED.clear()
 
 
-def _compile_key(model: Any, var_names: Sequence[str] | None) -> tuple:
-    return id(model), None if var_names is None else tuple(var_names)
+def _compile_key(model: Any, var_names: Sequence[str] | None,
+                 backend: str = "numba") -> tuple:
+    return id(model), None if var_names is None else tuple(var_names), backend
 
 
 def _quiet_blas_check() -> None:
@@ -116,10 +113,11 @@ def _quiet_blas_check() -> None:
         _ = pytensor.config.blas__ldflags
 
 
-def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> tuple[Any, float]:
-    """nutpie's compiled model (cached per model object) and the seconds spent compiling it
-    in this call (0 on a cache hit)."""
-    key = _compile_key(model, var_names)
+def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
+                     backend: str = "numba") -> tuple[Any, float]:
+    """nutpie's compiled model (cached per model object and backend) and the seconds spent
+    compiling it in this call (0 on a cache hit)."""
+    key = _compile_key(model, var_names, backend)
     entry = _COMPILED.get(key)
     if entry is not None and entry[0]() is model:
         return entry[1], 0.0
@@ -127,7 +125,14 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None) -> tupl
     import nutpie
     from numba.core.errors import NumbaWarning
 
-    kwargs = {} if var_names is None else {"var_names": list(var_names)}
+    kwargs: dict[str, Any] = {} if var_names is None else {"var_names": list(var_names)}
+    if backend == "jax":
+        try:
+            import jax  # noqa: F401
+        except ImportError as err:
+            raise ImportError('SamplerOptions(backend="jax") needs JAX: pip install '
+                              '"bayesmeta[jax]" (or a CUDA build of jax for a GPU).') from err
+        kwargs.update(backend="jax", gradient_backend="jax")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -252,31 +257,24 @@ def sample(
     stop_reason = "fixed_draws"
 
     if opts.sampler == "nutpie":
-        # one thread per chain: nutpie runs chains beyond ``cores`` one after another, which
-        # would let the first chains finish all their draws before the others start
         import nutpie
 
-        cores = int(opts.cores or opts.chains)
-        compiled, seconds["seconds_compile"] = _compiled_nutpie(model, var_names)
+        compiled, seconds["seconds_compile"] = _compiled_nutpie(model, var_names,
+                                                                opts.backend)
         if data:
             compiled = compiled.with_data(**data)
-        kwargs = {"tune": opts.tune, "chains": opts.chains, "cores": cores, "seed": seed,
-                  "progress_bar": bool(progress), "save_warmup": False,
-                  "target_accept": opts.target_accept, "maxdepth": opts.max_treedepth,
-                  "low_rank_modified_mass_matrix": opts.mass_matrix == "low_rank"}
+        kwargs = _nutpie_kwargs(opts, seed, bool(progress))
         with _blas_threads(1), warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             if adaptive:
-                idata, stop_reason, timing = _sample_adaptive(compiled, opts, kwargs,
-                                                              reported)
+                run = AdaptiveRun(compiled, opts, kwargs, reported)
+                run.run()
+                idata, stop_reason, timing = run.finish()
                 seconds.update(timing)
             else:
                 t0 = time.perf_counter()
                 idata = nutpie.sample(compiled, draws=opts.draws, **kwargs)
                 seconds["seconds_sampling"] = time.perf_counter() - t0
-        stats = idata.sample_stats
-        if "maxdepth_reached" in stats:
-            idata.sample_stats["reached_max_treedepth"] = stats["maxdepth_reached"]
     else:
         import pymc as pm
 
@@ -296,6 +294,106 @@ def sample(
                     var_names=None if var_names is None else list(var_names),
                 )
         seconds["seconds_sampling"] = time.perf_counter() - t0
+    return _finalise(idata, opts, seed=seed, adaptive=adaptive, stop_reason=stop_reason,
+                     seconds=seconds, attrs=attrs)
+
+
+def sample_together(
+    models: Sequence[Any],
+    options: SamplerOptions | Mapping[str, Any] | str | None = None,
+    *,
+    data: Sequence[Mapping[str, Any] | None] | None = None,
+    random_seed: Sequence[int],
+    progress: bool | None = None,
+    attrs: Mapping[str, Any] | None = None,
+    var_names: Sequence[str] | None = None,
+    reported: Sequence[Reported],
+) -> list[Any]:
+    """Sample several models one after the other (the rater model's traits), each until its
+    reported quantities meet the targets, and keep the **same number of draws** in all.
+
+    With the adaptive length, model *k* is checked only from the longest length any model
+    before it needed, and a model that met its targets sooner is paused (not stopped) and
+    resumed to the common length at the end, so no trace is thinned or cut to fit the
+    others: every model keeps at least the draws its own check asked for. Each trace
+    records ``draws`` (the common length) and ``draws_met`` (where its own targets were met).
+    Without the adaptive length (fast mode, ``adaptive=False``, PyMC) each model takes
+    exactly ``draws`` draws, as in :func:`sample`.
+
+    Parameters are those of :func:`sample`, one ``data``, ``random_seed`` and ``reported``
+    per model.
+
+    Returns
+    -------
+    list of arviz.InferenceData
+        One per model, in order, with the same ``draw`` length.
+    """
+    opts = SamplerOptions.coerce(options).resolve()
+    k = len(models)
+    data_list = list(data) if data is not None else [None] * k
+    if not (len(data_list) == len(random_seed) == len(reported) == k):
+        raise ValueError(f"sample_together needs one data, random_seed and reported per "
+                         f"model: got {k} models, {len(data_list)} data, "
+                         f"{len(random_seed)} seeds, {len(reported)} reported.")
+    if not (opts.adaptive and opts.sampler == "nutpie"):
+        return [sample(m, opts, data=d, random_seed=s, progress=progress, attrs=attrs,
+                       var_names=var_names, reported=r)
+                for m, d, s, r in zip(models, data_list, random_seed, reported, strict=True)]
+    if progress is None:
+        progress = (not opts.fast) and _interactive()
+    runs: list[tuple[AdaptiveRun, float]] = []
+    with _blas_threads(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            for m, d, s, r in zip(models, data_list, random_seed, reported, strict=True):
+                compiled, t_compile = _compiled_nutpie(m, var_names, opts.backend)
+                if d:
+                    compiled = compiled.with_data(**d)
+                at_least = max((x.used for x, _ in runs), default=0)
+                run = AdaptiveRun(compiled, opts, _nutpie_kwargs(opts, int(s),
+                                                                 bool(progress)), r)
+                runs.append((run, t_compile))
+                run.run(at_least=at_least)
+            met = [run.used for run, _ in runs]
+            common = max(met)
+            for run, _ in runs:
+                run.extend(common)
+            common = min(run.used for run, _ in runs)  # a run stopped by max_seconds
+            for run, _ in runs:
+                if run.used > common:
+                    run.used, run.stop = common, "max_seconds"
+            out = []
+            for (run, t_compile), s, n_met in zip(runs, random_seed, met, strict=True):
+                idata, stop, timing = run.finish(stacklevel=5)
+                seconds = {"seconds_compile": t_compile, **timing,
+                           "seconds_postprocess": 0.0}
+                out.append(_finalise(idata, opts, seed=int(s), adaptive=True,
+                                     stop_reason=stop, seconds=seconds,
+                                     attrs={**(attrs or {}), "draws_met": int(n_met)}))
+        except BaseException:
+            for run, _ in runs:
+                run.sampler.cancel()
+            raise
+    return out
+
+
+def _nutpie_kwargs(opts: SamplerOptions, seed: int, progress: bool) -> dict[str, Any]:
+    """nutpie's keyword arguments for ``opts``: one thread per chain (nutpie runs chains
+    beyond ``cores`` one after another, which would let the first chains finish all their
+    draws before the others start)."""
+    return {"tune": opts.tune, "chains": opts.chains, "cores": int(opts.cores or opts.chains),
+            "seed": seed, "progress_bar": progress, "save_warmup": False,
+            "target_accept": opts.target_accept, "maxdepth": opts.max_treedepth,
+            "low_rank_modified_mass_matrix": opts.mass_matrix == "low_rank"}
+
+
+def _finalise(idata: Any, opts: SamplerOptions, *, seed: int, adaptive: bool,
+              stop_reason: str, seconds: Mapping[str, float],
+              attrs: Mapping[str, Any] | None) -> Any:
+    """The tree-depth flag under one name and the provenance attributes on every group."""
+    stats = idata.sample_stats
+    if "maxdepth_reached" in stats:
+        idata.sample_stats["reached_max_treedepth"] = stats["maxdepth_reached"]
     provenance = {
         "bayesmeta_version": __version__,
         "sampler": opts.sampler,
@@ -307,6 +405,7 @@ def sample(
         "target_accept": float(opts.target_accept),
         "max_treedepth": int(opts.max_treedepth),
         "mass_matrix": opts.mass_matrix,
+        "backend": opts.backend,
         "adaptive": int(adaptive),
         "target_rhat": float(opts.target_rhat),
         "target_ess": float(opts.target_ess),
@@ -340,169 +439,6 @@ class _blas_threads:
             self._ctx.restore_original_limits()
 
 
-def _reported_dataset(idata: Any, reported: Reported) -> Any:
-    if callable(reported):
-        return reported(idata)
-    return idata.posterior[list(reported)]
-
-
-def _targets_met(idata: Any, reported: Reported, opts: SamplerOptions
-                 ) -> tuple[bool, float, float, float]:
-    """Whether the reported quantities of ``idata`` meet the targets, and their worst
-    R-hat, bulk ESS and tail ESS (constant quantities are skipped)."""
-    diag = diagnose(_reported_dataset(idata, reported))
-    worst = {"r_hat": -np.inf, "ess_bulk": np.inf, "ess_tail": np.inf}
-    for name, da in diag.data_vars.items():
-        stat = str(name).rsplit("__", 1)[-1]
-        vals = np.asarray(da.values, dtype=float)
-        vals = vals[np.isfinite(vals)]
-        if stat not in worst or not vals.size:
-            continue
-        worst[stat] = (max(worst[stat], vals.max()) if stat == "r_hat"
-                       else min(worst[stat], vals.min()))
-    rhat, bulk, tail = worst["r_hat"], worst["ess_bulk"], worst["ess_tail"]
-    ok = rhat <= opts.target_rhat and bulk >= opts.target_ess and tail >= opts.target_ess
-    return bool(ok), float(rhat), float(bulk), float(tail)
-
-
-def _chain_counts(raw: Any) -> tuple[list[int], list[int], Any]:
-    """Per chain: finished tuning draws and posterior draws of a raw nutpie trace."""
-    draws, stats = raw.get_arrow_trace()
-    tuned, kept = [], []
-    for d, st in zip(draws, stats, strict=True):
-        n_tune = int(np.asarray(st.column("tuning").to_numpy()).sum()) \
-            if d.num_rows else 0
-        tuned.append(n_tune)
-        kept.append(int(d.num_rows) - n_tune)
-    return tuned, kept, draws
-
-
-def _partial_idata(draw_batches: Sequence[Any], tuned: Sequence[int], n: int,
-                   coords: Mapping[str, Any]) -> Any:
-    """The first ``n`` posterior draws of every chain as InferenceData (posterior only)."""
-    import arviz as az
-    import pyarrow
-
-    data: dict[str, np.ndarray] = {}
-    dims: dict[str, list[str]] = {}
-    for c, batch in enumerate(draw_batches):
-        part = batch.slice(tuned[c], n)
-        for name in part.column_names:
-            col = part.column(name)
-            meta = col.field.metadata or {}
-            shape = [int(x) for x in meta.get(b"shape", b"").decode().split(",") if x]
-            item_dims = [x for x in meta.get(b"dims", b"").decode().split(",") if x]
-            arr = pyarrow.array(col)
-            if hasattr(arr, "flatten"):
-                arr = arr.flatten()
-            vals = np.asarray(arr.to_numpy(False), dtype=float).reshape(n, *shape)
-            if name not in data:
-                data[name] = np.empty((len(draw_batches), n, *shape))
-                if item_dims:
-                    dims[name] = item_dims
-            data[name][c] = vals
-    used = {d for ds in dims.values() for d in ds}
-    return az.from_dict(posterior=data, dims=dims,
-                        coords={k: v for k, v in coords.items() if k in used})
-
-
-def _is_finished(sampler: Any) -> bool:
-    """nutpie 0.16's ``is_finished`` raises ``TimeoutError`` while the chains still run."""
-    try:
-        return bool(sampler.is_finished)
-    except TimeoutError:
-        return False
-
-
-def _sample_adaptive(compiled: Any, opts: SamplerOptions, kwargs: dict[str, Any],
-                     reported: Reported) -> tuple[Any, str, dict[str, float]]:
-    """Start nutpie once with ``max_draws`` draws per chain in the background and stop at
-    the first check where the reported quantities meet the targets. Checks fall at
-    ``draws`` draws per chain, then after every ``check_every`` draws or 10% more draws,
-    whichever is more (so that a fast sampler is not held up by its checks). Returns the
-    trace cut at that check, the stop reason and the seconds of warm-up and sampling."""
-    import nutpie
-
-    block = int(opts.check_every or max(50, opts.draws // 5))
-    checkpoint = int(opts.draws)
-    t_start = time.perf_counter()
-    sampler = nutpie.sample(compiled, draws=opts.max_draws, blocking=False, **kwargs)
-    t_warm: float | None = None
-    worst = (np.nan, np.nan, np.nan)
-    stop, used = "max_draws", opts.max_draws
-    last_done, last_t, rate = 0, t_start, 0.0
-
-    def overtime() -> bool:
-        return opts.max_seconds is not None and time.perf_counter() - t_start > opts.max_seconds
-
-    try:
-        while True:
-            finished = _is_finished(sampler)
-            # a copy of the trace so far: polled sparingly (below), as it grows with it
-            tuned, kept, batches = _chain_counts(sampler._sampler.inspect())
-            now = time.perf_counter()
-            started = len(kept) == opts.chains
-            reached = min(kept) if started else 0
-            done = min(t + k for t, k in zip(tuned, kept, strict=True)) if started else 0
-            if now > last_t and done > last_done:
-                rate = (done - last_done) / (now - last_t)
-            last_done, last_t = done, now
-            if t_warm is None and started and all(t >= opts.tune for t in tuned):
-                # the slowest chain ended its warm-up ``reached`` draws ago
-                t_warm = max(t_start, now - (reached / rate if rate > 0 else 0.0))
-            while reached >= checkpoint and checkpoint < opts.max_draws and not overtime():
-                part = _partial_idata(batches, tuned, checkpoint, compiled.coords)
-                ok, *worst = _targets_met(part, reported, opts)
-                if ok:
-                    stop, used = "targets_met", checkpoint
-                    break
-                checkpoint = min(checkpoint + max(block, checkpoint // 10), opts.max_draws)
-            if stop == "targets_met" or finished:
-                break
-            if overtime():
-                stop, used = "max_seconds", reached
-                break
-            # sleep until the slowest chain is expected at the next check (warm-up included)
-            left = opts.tune + checkpoint - done
-            wait = 1.0 if rate <= 0 else 1.05 * left / rate
-            if opts.max_seconds is not None:
-                wait = min(wait, opts.max_seconds - (now - t_start))
-            time.sleep(float(np.clip(wait, 0.2, 60.0)))
-        idata = sampler.wait() if finished else sampler.abort()
-    except BaseException:
-        sampler.cancel()
-        raise
-    t_end = time.perf_counter()
-    if stop == "max_draws":
-        used = int(idata.posterior.sizes["draw"])
-    if used < 1:
-        raise RuntimeError(f"sampling stopped after max_seconds={opts.max_seconds} before "
-                           f"any chain finished its warm-up; raise max_seconds.")
-    keep = {"draw": slice(0, used)}
-    for group in ("posterior", "sample_stats"):
-        if group in idata.groups():
-            setattr(idata, group, getattr(idata, group).isel(keep))
-    for group in [g for g in idata.groups() if g.startswith("warmup")]:
-        delattr(idata, group)
-    ok = stop == "targets_met"
-    if not ok:
-        ok, *worst = _targets_met(idata, reported, opts)
-        if ok and stop == "max_draws":
-            stop = "targets_met"  # met exactly at the cap
-    if not ok:
-        cap = (f"max_draws={opts.max_draws} draws per chain" if stop == "max_draws"
-               else f"max_seconds={opts.max_seconds:g} s ({used} draws per chain)")
-        warnings.warn(
-            f"Sampling stopped at the cap of {cap} before the reported quantities met the "
-            f"targets: max R-hat {worst[0]:.3f} (target <= {opts.target_rhat:g}), min ESS "
-            f"bulk {worst[1]:.0f} / tail {worst[2]:.0f} (target >= {opts.target_ess:g}). Raise "
-            f"sampling={{'max_draws': ...}} (or max_seconds), or look for a poorly "
-            f"identified parameter; do not report estimates that fail the checks.",
-            SamplingCapWarning, stacklevel=3)
-    t_warm = t_end if t_warm is None else t_warm
-    return idata, stop, {"seconds_warmup": t_warm - t_start, "seconds_sampling": t_end - t_warm}
-
-
 def add_seconds(idata: Any, phase: str, seconds: float) -> None:
     """Add ``seconds`` to the attribute ``seconds_<phase>`` of every group (a model function
     records its own post-processing as ``add_seconds(idata, "postprocess", t)``)."""
@@ -534,6 +470,8 @@ def describe_run(idata: Any) -> str:
             f"seed {a.get('random_seed', '?')}")
     if a.get("mass_matrix", "diag") != "diag":
         text += f", {a['mass_matrix']} mass matrix"
+    if a.get("backend", "numba") != "numba":
+        text += f", {a['backend']} backend"
     reason = a.get("stop_reason")
     if reason in _STOP_TEXT:
         text += "; " + _STOP_TEXT[reason].format(**{k: a.get(k, "?") for k in (
@@ -557,5 +495,6 @@ __all__ = [
     "describe_run",
     "is_compiled",
     "sample",
+    "sample_together",
     "set_attrs",
 ]

@@ -216,20 +216,23 @@ def test_derived_quantities_match_the_simulator_truth():
 @pytest.fixture(scope="module")
 def mocked(small):
     """rater_bias on a mocked sampler: the full pipeline without MCMC."""
-    original = rm._sample
+    original = rm._sample_together
     design = rm.rater_design(small, traits=["COH"])
     calls = []
 
-    def fake(model, **kwargs):
-        calls.append(kwargs)
-        return _fake_idata(design, seed=len(calls))
+    def fake(models, **kwargs):
+        out = []
+        for seed in kwargs["random_seed"]:
+            calls.append({**kwargs, "random_seed": seed})
+            out.append(_fake_idata(design, seed=len(calls)))
+        return out
 
-    rm._sample = fake
+    rm._sample_together = fake
     try:
         with pytest.warns(ConvergenceWarning):  # random fake draws do not "converge"
             res = rm.rater_bias(small, random_seed=5, by_trait=True, traits=["COH", "CON"])
     finally:
-        rm._sample = original
+        rm._sample_together = original
     return res, calls
 
 
@@ -297,14 +300,14 @@ def test_print_save_load_plot(mocked, tmp_path):
 
 
 def test_one_model_for_all_traits_gives_the_same_table_shape(small, mocked):
-    original = rm._sample
+    original = rm._sample_together
     design = rm.rater_design(small)
-    rm._sample = lambda model, **kw: _fake_idata(design, seed=9)
+    rm._sample_together = lambda models, **kw: [_fake_idata(design, seed=9)]
     try:
         with pytest.warns(ConvergenceWarning):
             res = rm.rater_bias(small, random_seed=5, by_trait=False)
     finally:
-        rm._sample = original
+        rm._sample_together = original
     assert res.summary().index.equals(mocked[0].summary().index)
     assert "one fit per trait" not in res.info["sampler"]
 
@@ -314,19 +317,23 @@ def _run_mocked(data, **kwargs):
     design = rm.rater_design(data, traits=kwargs.get("traits"))
     calls = []
 
-    def fake(model, **kw):
-        calls.append(kw)
-        return _fake_idata(design if not kwargs.get("by_trait", True) else
-                           design.subset(design.traits[len(calls) - 1]), seed=len(calls))
+    def fake(models, **kw):
+        out = []
+        for seed in kw["random_seed"]:
+            calls.append({**kw, "random_seed": seed})
+            out.append(_fake_idata(design if not kwargs.get("by_trait", True) else
+                                   design.subset(design.traits[len(calls) - 1]),
+                                   seed=len(calls)))
+        return out
 
-    original = rm._sample
-    rm._sample = fake
+    original = rm._sample_together
+    rm._sample_together = fake
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = rm.rater_bias(data, **kwargs)
     finally:
-        rm._sample = original
+        rm._sample_together = original
     return res, calls
 
 

@@ -333,3 +333,86 @@ def test_no_blas_warning_when_importing_and_fitting():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600, check=True)
     assert "BLAS" not in out.stderr + out.stdout
+
+
+# ----------------------------------------------------------------------------- together
+@pytest.fixture(scope="module")
+def sticky():
+    """A model that needs many more draws than ``toy`` (its 10 means are strongly
+    correlated with ``z``, which nutpie's diagonal mass matrix mixes slowly: about 2,500
+    draws per chain for seed 4), so its targets are met later."""
+    pm = pytest.importorskip("pymc")
+    with pm.Model() as m:
+        z = pm.Normal("z", 0.0, 1.0)
+        pm.Normal("u", 3 * z, 0.3, shape=10)
+    return m
+
+
+def test_models_sampled_together_share_one_length_without_thinning(toy, sticky):
+    """A model that met its targets sooner is resumed to the common length: its draws are
+    the first draws of the same seed's longer run (nothing thinned), and the longer model
+    is the one that set the length."""
+    from bayesmeta.sampling import sample_together
+
+    opts = {**_ADAPT, "max_draws": 5000}
+    fast_alone = sample(toy, opts, random_seed=3, reported=["mu"])
+    slow_alone = sample(sticky, opts, random_seed=4, reported=["z"])
+    met_fast = fast_alone.posterior.attrs["draws"]
+    met_slow = slow_alone.posterior.attrs["draws"]
+    assert met_fast < met_slow  # the premise: toy is met first
+    a, b = sample_together([toy, sticky], opts, random_seed=[3, 4],
+                           reported=[["mu"], ["z"]])
+    n = a.posterior.sizes["draw"]
+    assert n == b.posterior.sizes["draw"] == met_slow
+    assert a.posterior.attrs["draws_met"] == met_fast
+    assert b.posterior.attrs["draws_met"] == met_slow
+    assert a.posterior.attrs["stop_reason"] == b.posterior.attrs["stop_reason"] == \
+        "targets_met"
+    assert a.sample_stats.sizes["draw"] == n
+    # the first met_fast draws are the draws of the run alone; the rest continue the chain
+    np.testing.assert_array_equal(a.posterior["mu"].values[:, :met_fast],
+                                  fast_alone.posterior["mu"].values)
+    np.testing.assert_array_equal(b.posterior["z"].values, slow_alone.posterior["z"].values)
+    # the same call again gives the same draws
+    a2, _ = sample_together([toy, sticky], opts, random_seed=[3, 4],
+                            reported=[["mu"], ["z"]])
+    np.testing.assert_array_equal(a2.posterior["mu"].values, a.posterior["mu"].values)
+
+
+def test_models_sampled_together_check_their_arguments(toy):
+    from bayesmeta.sampling import sample_together
+
+    with pytest.raises(ValueError, match="one data, random_seed and reported per model"):
+        sample_together([toy, toy], _ADAPT, random_seed=[1], reported=[["mu"], ["mu"]])
+    fixed = sample_together([toy, toy], "fast", random_seed=[1, 2], reported=[["mu"]] * 2)
+    assert [f.posterior.sizes["draw"] for f in fixed] == [300, 300]
+
+
+# ----------------------------------------------------------------------------- jax
+def test_backend_option_is_checked_and_recorded():
+    with pytest.raises(ValueError, match="backend must be one of 'numba', 'jax'"):
+        SamplerOptions(backend="cuda")
+    with pytest.raises(ValueError, match="backend='jax' needs sampler='nutpie'"):
+        SamplerOptions(backend="jax", sampler="pymc").resolve()
+    assert SamplerOptions().resolve().backend == "numba"
+
+
+def test_jax_backend_equals_numba_within_monte_carlo_error(toy):
+    """The accelerator path: the same model through nutpie's JAX backend (on the CPU here,
+    on a GPU where JAX sees one) gives the numba backend's posterior within Monte Carlo
+    error (4 MCSE of the difference of two independent estimates of each mean)."""
+    pytest.importorskip("jax", reason="the jax extra is not installed")
+    opts = {**_ADAPT, "max_draws": 5000}
+    nb = sample(toy, opts, random_seed=3, reported=["mu"])
+    jx = sample(toy, {**opts, "backend": "jax"}, random_seed=3, reported=["mu"])
+    assert jx.posterior.attrs["backend"] == "jax" and "jax backend" in describe_run(jx)
+    assert jx.posterior.attrs["stop_reason"] == "targets_met"
+    import arviz as az
+
+    m_nb, m_jx = nb.posterior["mu"].mean(("chain", "draw")), jx.posterior["mu"].mean(
+        ("chain", "draw"))
+    se = np.hypot(az.mcse(nb.posterior["mu"])["mu"], az.mcse(jx.posterior["mu"])["mu"])
+    assert (np.abs(m_nb - m_jx) <= 4 * se).all()
+    sd_nb, sd_jx = nb.posterior["mu"].std(("chain", "draw")), jx.posterior["mu"].std(
+        ("chain", "draw"))
+    np.testing.assert_allclose(sd_jx, sd_nb, rtol=0.15)

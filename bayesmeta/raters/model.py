@@ -179,11 +179,11 @@ class RaterBiasResult(Result):
 
 
 # ----------------------------------------------------------------------------- fitting
-def _sample(model: Any, **kwargs: Any) -> Any:
+def _sample_together(models: list[Any], **kwargs: Any) -> list[Any]:
     """The one place this module samples (bayesmeta.sampling: nutpie by default)."""
-    from bayesmeta.sampling import sample
+    from bayesmeta.sampling import sample_together
 
-    return sample(model, **kwargs)
+    return sample_together(models, **kwargs)
 
 
 def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_trait: bool,
@@ -194,61 +194,45 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
     from bayesmeta.sampling import cached_model
 
     parts = [design.subset(t) for t in design.traits] if by_trait else [design]
-    posts, stats, seconds = [], [], []
-    for k, d in enumerate(parts):
-        t0 = time.perf_counter()
+    names = _reported(discrimination)
+    models, data, reported = [], [], []
+    for d in parts:
         key = ("rater", len(d.traits), len(d.systems), len(d.items), len(d.raters),
                d.n_categories, d.n_obs, discrimination, item_effect, parameterization,
                tuple(d.systems), tuple(d.items), tuple(d.raters))
-        model = cached_model(key, lambda d=d: build_rater_model(
+        models.append(cached_model(key, lambda d=d: build_rater_model(
             d, discrimination=discrimination, item_effect=item_effect,
-            parameterization=parameterization))
-        data = {"output_index": d.output_index, "cell_index": d.cell_index,
-                "category": d.category}
-        names = _reported(discrimination)
-        # sample until the reported (derived) quantities of this trait meet the targets
-        idata = _sample(model, options=options, data=data, random_seed=seed + k,
-                        progress=progress, attrs=attrs,
-                        reported=lambda tr, d=d, names=names:
-                        derived_quantities(tr.posterior, d)[names])
-        seconds.append(time.perf_counter() - t0)
+            parameterization=parameterization)))
+        data.append({"output_index": d.output_index, "cell_index": d.cell_index,
+                     "category": d.category})
+        # each trait samples until its reported (derived) quantities meet the targets
+        reported.append(lambda tr, d=d: derived_quantities(tr.posterior, d)[names])
+    t0 = time.perf_counter()
+    # traits are separate models sampled one after the other; they share the draw dim, so
+    # a trait that met its targets sooner is resumed to the longest length (never thinned)
+    fits = _sample_together(models, options=options, data=data,
+                            random_seed=[seed + k for k in range(len(parts))],
+                            progress=progress, attrs=attrs, reported=reported)
+    seconds = time.perf_counter() - t0
+    posts, stats = [], []
+    for d, idata in zip(parts, fits, strict=True):
         post = idata.posterior.drop_vars(["quality", "quality_z"], errors="ignore")
-        post = post.assign_coords(trait=d.traits)
-        posts.append(post)
+        posts.append(post.assign_coords(trait=d.traits))
         st = idata.sample_stats[[v for v in ("diverging", "reached_max_treedepth")
                                  if v in idata.sample_stats]]
         stats.append(st.expand_dims(trait=d.traits) if by_trait else st)
     attrs = dict(posts[0].attrs)
     if by_trait:
-        # traits may stop at different draw counts (adaptive length); they share the draw
-        # dim, so a trait that ran longer is thinned evenly to the shortest length (thinning
-        # an autocorrelated chain keeps most of its ESS; the convergence check below is made
-        # on what is kept and warns if a target is then missed)
-        n = min(p.sizes["draw"] for p in posts)
-        if any(p.sizes["draw"] != n for p in posts):
-            attrs["draws_by_trait"] = ", ".join(f"{t}: {p.sizes['draw']}" for t, p in
-                                                zip(design.traits, posts, strict=True))
-
-            def keep(x: Any) -> np.ndarray:
-                return np.round(np.linspace(0, x.sizes["draw"] - 1, n)).astype(int)
-
-            def thin(x: Any) -> Any:
-                return x.isel(draw=keep(x)).assign_coords(draw=np.arange(n))
-
-            def thin_flags(st: Any) -> Any:
-                # a kept draw carries every flag (divergence, tree depth) of the draws
-                # thinned away before it, so no divergence is hidden by the thinning
-                starts = np.concatenate([[0], keep(st)[:-1] + 1])
-                out = thin(st)
-                for v in st.data_vars:
-                    axis = st[v].dims.index("draw")
-                    out[v].values = np.logical_or.reduceat(st[v].values.astype(bool),
-                                                           starts, axis=axis)
-                return out
-
-            posts = [thin(p) for p in posts]
-            stats = [thin_flags(st) for st in stats]
-        attrs["draws"] = n
+        attrs["draws_met_by_trait"] = ", ".join(
+            f"{t}: {f.posterior.attrs.get('draws_met', f.posterior.sizes['draw'])}"
+            for t, f in zip(design.traits, fits, strict=True))
+        for phase in ("compile", "warmup", "sampling"):
+            attrs[f"seconds_{phase}"] = float(sum(
+                float(f.posterior.attrs.get(f"seconds_{phase}", 0.0)) for f in fits))
+        stop = [str(f.posterior.attrs["stop_reason"]) for f in fits
+                if "stop_reason" in f.posterior.attrs]
+        if stop:  # the first reason that is not "targets_met", if any
+            attrs["stop_reason"] = next((r for r in stop if r != "targets_met"), stop[0])
         posterior = xr.concat(posts, dim="trait", data_vars="all", coords="minimal",
                               compat="override", combine_attrs="override")
         sample_stats = xr.concat(stats, dim="trait", data_vars="all",
@@ -258,8 +242,9 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
                                             enumerate(design.traits))
     else:
         posterior, sample_stats = posts[0], stats[0]
-    attrs["seconds"] = ", ".join(f"{t}: {x:.0f}" for t, x in zip(
-        design.traits if by_trait else ["all"], seconds, strict=True))
+    attrs.pop("draws_met", None)
+    attrs["draws"] = int(posterior.sizes["draw"])
+    attrs["seconds"] = f"{seconds:.0f}"
     posterior.attrs, sample_stats.attrs = attrs, attrs
     return az.InferenceData(posterior=posterior, sample_stats=sample_stats)
 
@@ -436,8 +421,10 @@ def rater_bias(
                   f"scales, {spec['quality']} quality)"),
         "sampler": describe_run(idata) + (" (one fit per trait)" if by_trait else ""),
         "convergence": str(report),
-        "time": f"{seconds:.0f} s (build, compile, sample; by trait: "
-                f"{idata.posterior.attrs['seconds']})",
+        "time": f"{seconds:.0f} s (build, compile, sample)" + (
+            f"; draws at which each trait met the targets: "
+            f"{idata.posterior.attrs['draws_met_by_trait']}"
+            if "draws_met_by_trait" in idata.posterior.attrs else ""),
     }
     notes = list(report.messages)
     notes.append("p_harsher (in details()): posterior probability that the rater's threshold "
