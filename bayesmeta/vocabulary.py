@@ -177,11 +177,12 @@ KEYWORDS: dict[str, str] = {
     "warn_missing": "validate: warn about missing values",
     # judges (the alt-test) and their annotation readers
     "judges": "alt_test: the LLM judges tested (raters with is_judge; default all)",
-    "epsilon": "alt_test, plan_alt_test: the cost-benefit margin granted to the judge (0.2 experts, 0.15 "
-               "skilled annotators, 0.1 crowd-workers)",
+    "epsilon": "alt_test, plan_alt_test: the cost-benefit margin granted to the judge "
+               "(0.2 experts, 0.15 skilled annotators, 0.1 crowd-workers)",
     "scoring": "alt_test: how a label's alignment with the other annotators is scored "
                "('accuracy', 'neg_rmse' or a callable)",
-    "q": "alt_test, plan_alt_test: the false-discovery rate of the Benjamini-Yekutieli procedure",
+    "q": "alt_test, plan_alt_test: the false-discovery rate of the Benjamini-Yekutieli "
+         "procedure",
     "test": "alt_test: the per-annotator test ('auto', 't' or 'wilcoxon')",
     "human_annotations": "read_annotations: the human annotations (a JSON file or dict of "
                          "annotator -> {instance -> label})",
