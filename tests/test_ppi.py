@@ -125,6 +125,9 @@ def test_system_from_a_mapping_equals_the_table_route():
     tab = bm.debiased_mean(ds, system=systems, resampling={"n_resamples": 0}).summary()
     _check(tab.loc[("debiased_mean", ref["system"], "")], ref["tuned_estimate"],
            ref["tuned_low"], ref["tuned_high"])
+    coord = ds.assign_coords(model=("item", [systems[str(i)] for i in ds["item"].values]))
+    tab2 = bm.debiased_mean(coord, system="model", resampling={"n_resamples": 0}).summary()
+    pd.testing.assert_frame_equal(tab, tab2)
 
 
 # ------------------------------------------------------------- closed forms, simulated
