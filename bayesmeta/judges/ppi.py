@@ -218,7 +218,11 @@ def debiased_mean(
     misspecified on bounded Likert scores with a bias that depends on the score, and its
     intervals would inherit the misspecification). It carries the uncertainty of
     :math:`\lambda` that the classical interval ignores, and its HDIs cover as the normal
-    interval does (``benchmarks/ppi_coverage.py``).
+    interval does. In ``benchmarks/ppi_coverage.py`` (a lenient judge that compresses a 1-5
+    scale; 1,000 simulations each, 94% nominal) the PPI++ interval covered 92.0%, 93.6% and
+    92.7% with 50, 200 and 500 labels (the HDI 91.4%, 93.6%, 92.0%; a difference of two
+    systems 93.1% and 92.7%), the judge's raw mean 0% (32% for the difference): tuning
+    :math:`\lambda` on the same labels makes the interval slightly optimistic.
 
     References
     ----------
