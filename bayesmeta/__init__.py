@@ -38,7 +38,7 @@ from bayesmeta.data import (
     read_report,
     validate,
 )
-from bayesmeta.judges import alt_test
+from bayesmeta.judges import alt_test, debiased_mean, plan_alt_test
 from bayesmeta.options import ResamplingOptions, SamplerOptions
 from bayesmeta.raters import rater_bias
 from bayesmeta.reference_free import (
@@ -93,6 +93,7 @@ __all__ = [
     "corrupt",
     "data_quality",
     "datasets",
+    "debiased_mean",
     "decision_study",
     "discriminative_power",
     "factor_validity",
@@ -115,6 +116,7 @@ __all__ = [
     "missing_report",
     "mtmm",
     "perturbation_detection",
+    "plan_alt_test",
     "pre_assessment",
     "rank_normalize",
     "ranking_consistency",

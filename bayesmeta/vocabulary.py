@@ -43,7 +43,8 @@ KEYWORDS: dict[str, str] = {
     "raters": "which raters' ratings are used (default all)",
     "judgments": "which continuous human judgments are used (default all)",
     "human": "the human scores used as the criterion (a (system, item) DataArray; in the "
-             "readers, the columns holding them)",
+             "readers, the columns holding them; in debiased_mean, the annotators averaged "
+             "or the column of human scores)",
     "run": "the metric run used (label, 'mean' or None for the first)",
     "reference": "one score per output for metrics scored against several references",
     "level": "the level of a correlation: 'system', 'global' or 'output'",
@@ -118,7 +119,8 @@ KEYWORDS: dict[str, str] = {
     "n": "pre_assessment: the numbers of outputs assessed",
     "n_components": "metric_residuals: principal components of the residuals",
     "n_items": "numbers of items (test-set sizes)",
-    "n_replicates": "granularity_simulation: simulated datasets per setting",
+    "n_replicates": "simulated datasets per setting (granularity_simulation, "
+                    "plan_alt_test)",
     "n_runs": "decision_study: numbers of runs",
     "n_sets": "corroboration: random metric sets per size",
     "normalize": "rank-normalise each variable first",
@@ -126,7 +128,7 @@ KEYWORDS: dict[str, str] = {
     "original": "perturbation_detection: the label of the unperturbed outputs",
     "pooled": "metric_unit_tests: pool the corruptions",
     "prior": "the Beta prior of a proportion",
-    "prob": "pre_assessment: the required probability",
+    "prob": "the required probability (pre_assessment; plan_alt_test: of passing)",
     "quality": "meta_correlation: the system-quality variable",
     "quantiles": "ks_score: quantiles of the human scores where they are split",
     "references": "metric_unit_tests: the reference texts",
@@ -153,7 +155,8 @@ KEYWORDS: dict[str, str] = {
     "kind": "corrupt: the corruption kinds",
     # readers (column roles and parsing)
     "format": "read_csv: 'wide', 'long' or 'metriceval'",
-    "system": "reader: the column of system labels",
+    "system": "the system labels: a reader's column; in debiased_mean a column, an item "
+              "coordinate or a mapping instance -> system",
     "item": "reader: the column of item labels",
     "id": "reader: one column holding system and item",
     "id_split": "reader: how that column splits",
@@ -174,11 +177,12 @@ KEYWORDS: dict[str, str] = {
     "warn_missing": "validate: warn about missing values",
     # judges (the alt-test) and their annotation readers
     "judges": "alt_test: the LLM judges tested (raters with is_judge; default all)",
-    "epsilon": "alt_test: the cost-benefit margin granted to the judge (0.2 experts, 0.15 "
-               "skilled annotators, 0.1 crowd-workers)",
+    "epsilon": "alt_test, plan_alt_test: the cost-benefit margin granted to the judge "
+               "(0.2 experts, 0.15 skilled annotators, 0.1 crowd-workers)",
     "scoring": "alt_test: how a label's alignment with the other annotators is scored "
                "('accuracy', 'neg_rmse' or a callable)",
-    "q": "alt_test: the false-discovery rate of the Benjamini-Yekutieli procedure",
+    "q": "alt_test, plan_alt_test: the false-discovery rate of the Benjamini-Yekutieli "
+         "procedure",
     "test": "alt_test: the per-annotator test ('auto', 't' or 'wilcoxon')",
     "human_annotations": "read_annotations: the human annotations (a JSON file or dict of "
                          "annotator -> {instance -> label})",
@@ -188,7 +192,10 @@ KEYWORDS: dict[str, str] = {
     "annotator": "from_annotations: the column of rater (annotator or judge) labels",
     "label": "from_annotations: the column of annotation labels",
     "judge": "from_annotations: the boolean column flagging judges' rows, or the rater "
-             "labels that are judges",
+             "labels that are judges; debiased_mean: the judge debiased (a rater with "
+             "is_judge, or the column of its scores)",
+    "lam": "debiased_mean: the weight lambda of the judge's scores in PPI++ (None: tuned "
+           "to the smallest variance; 1: PPI; 0: the human mean)",
 }
 
 
