@@ -305,7 +305,14 @@ def chance_corrected(y: np.ndarray, coefficient: str = "gwet_ac", weights: str =
 
     R equivalent: ``irrCAC::gwet.ac1.raw(y)$est``.
     """
-    panel = Panel(y, categories)
+    return estimate(Panel(y, categories), coefficient, weights, population=population,
+                    ci_prob=ci_prob)
+
+
+def estimate(panel: Panel, coefficient: str, weights: str = "identity", *,
+             population: float = np.inf, ci_prob: float = 0.95) -> dict[str, float]:
+    """:func:`chance_corrected` of a :class:`Panel` already built (one panel serves every
+    coefficient of a trait)."""
     if coefficient in ("cohen_kappa", "scott_pi") and panel.raters != 2:
         raise ValueError(f"{coefficient} is for 2 raters, got {panel.raters}; use "
                          f"{'conger_kappa' if coefficient == 'cohen_kappa' else 'fleiss_kappa'}.")
@@ -319,4 +326,4 @@ def chance_corrected(y: np.ndarray, coefficient: str = "gwet_ac", weights: str =
 
 
 __all__ = ["COEFFICIENTS", "KRIPPENDORFF_WEIGHTS", "WEIGHTS", "Panel", "chance_corrected",
-           "coefficient_draws", "weight_matrix"]
+           "coefficient_draws", "estimate", "weight_matrix"]

@@ -21,8 +21,8 @@ from bayesmeta.agreement.chance import (
     COEFFICIENTS,
     WEIGHTS,
     Panel,
-    chance_corrected,
     coefficient_draws,
+    estimate,
 )
 from bayesmeta.agreement.icc import ICC_FORMS, icc, icc_values, mean_squares
 from bayesmeta.correlation.resampling import resampling_weights
@@ -79,6 +79,27 @@ def _draws(y: np.ndarray, panel: Panel, names: list[str], weights: str, u: np.nd
                     out[:, j] = iccs[c]
             else:
                 out[:, j] = coefficient_draws(panel, c, weights, uk)
+    return out
+
+
+#: The most product weights (resamples x outputs) held at once: 4e6 floats, 32 MB.
+_CHUNK = 4_000_000
+
+
+def resample_draws(y: np.ndarray, panel: Panel, names: list[str], weights: str,
+                   system_weights: np.ndarray, item_weights: np.ndarray) -> np.ndarray:
+    """(B, len(names)) draws for system weights (B, S) and item weights (B, I), output
+    (s, i) weighing ``a_s b_i``; the (B, S*I) product weights are formed a chunk of
+    resamples at a time, so memory stays bounded however many outputs (each resample is
+    computed on its own, so chunking changes no number)."""
+    a, b = system_weights, item_weights
+    B, S, I = a.shape[0], a.shape[1], b.shape[1]
+    step = max(1, _CHUNK // (S * I))
+    out = np.empty((B, len(names)))
+    for start in range(0, B, step):
+        rows = slice(start, start + step)
+        u = (a[rows, :, None] * b[rows, None, :]).reshape(-1, S * I)
+        out[rows] = _draws(y, panel, names, weights, u)
     return out
 
 
@@ -191,12 +212,10 @@ def agreement_coefficients(
     rng = np.random.default_rng(seed)
     S, I = rating.sizes["system"], rating.sizes["item"]
     if n_draws:
-        a, b = resampling_weights(rng, "bayesian", n_draws, (S, I))
-        u_bayes = (a[:, :, None] * b[:, None, :]).reshape(n_draws, S * I)
+        w_bayes = resampling_weights(rng, "bayesian", n_draws, (S, I))
         a, b = resampling_weights(rng, "bootstrap", n_draws, (S, I), opts.unit)
-        a = np.ones((n_draws, S)) if a is None else a
-        b = np.ones((n_draws, I)) if b is None else b
-        u_boot = (a[:, :, None] * b[:, None, :]).reshape(n_draws, S * I)
+        w_boot = (np.ones((n_draws, S)) if a is None else a,
+                  np.ones((n_draws, I)) if b is None else b)
     N = np.inf if population is None else float(population)
     rows, post, notes = [], [], []
     trait_labels = [str(t) for t in rating["trait"].values]
@@ -222,13 +241,13 @@ def agreement_coefficients(
                            classical_high=f["high"], se=np.nan, n_units=int(complete.sum()))
             else:
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    est = chance_corrected(y, c, weights, population=N, ci_prob=ci_prob)
+                    est = estimate(panel, c, weights, population=N, ci_prob=ci_prob)
                 row.update(classical=est["value"], classical_low=est["low"],
                            classical_high=est["high"], se=est["se"], n_units=est["n"])
             rows.append(row)
         if n_draws:
-            post.append(np.stack([_draws(y, panel, names, weights, u_bayes),
-                                  _draws(y, panel, names, weights, u_boot)]))
+            post.append(np.stack([resample_draws(y, panel, names, weights, *w_bayes),
+                                  resample_draws(y, panel, names, weights, *w_boot)]))
     table = pd.DataFrame(rows).set_index(["estimand", "trait"])
     order = pd.MultiIndex.from_product([names, trait_labels], names=["estimand", "trait"])
     table = table.reindex(order)
@@ -266,4 +285,5 @@ def agreement_coefficients(
         random_seed=seed, data_hash=data_hash(data))
 
 
-__all__ = ["ESTIMANDS", "AgreementCoefficientsResult", "agreement_coefficients"]
+__all__ = ["ESTIMANDS", "AgreementCoefficientsResult", "agreement_coefficients",
+           "resample_draws"]
