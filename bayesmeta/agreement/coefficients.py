@@ -25,12 +25,13 @@ from bayesmeta.agreement.chance import (
     estimate,
 )
 from bayesmeta.agreement.icc import ICC_FORMS, icc, icc_values, mean_squares
+from bayesmeta.agreement.latent import LATENT_FORMS, latent_icc_rows
 from bayesmeta.correlation.resampling import resampling_weights
 from bayesmeta.data.select import describe, ordinal_ratings, require
 from bayesmeta.options import ResamplingOptions
 from bayesmeta.reliability.classical import _ByEstimand
 from bayesmeta.results import data_hash
-from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
+from bayesmeta.summaries import CI_PROB, COLUMNS, check_ci_prob, summarize
 from bayesmeta.vocabulary import resampling_options
 
 #: Every estimand of :func:`agreement_coefficients`.
@@ -111,6 +112,7 @@ def agreement_coefficients(
     traits: Sequence[str] | None = None,
     raters: Sequence[str] | None = None,
     population: float | None = None,
+    fit: Any = None,
     ci_prob: float = CI_PROB,
     resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
@@ -135,6 +137,15 @@ def agreement_coefficients(
       ``icc_twoway_consistency_single``/``_average`` on the complete units, with
       McGraw & Wong's F-based intervals; ``details()`` names each form in McGraw & Wong's
       and Shrout & Fleiss' notation (``mcgraw_wong``, ``shrout_fleiss``).
+
+    * **Latent ICC** (with ``fit``, a :func:`bayesmeta.rater_bias` result;
+      :mod:`bayesmeta.agreement.latent`): ``icc_latent_consistency_single``/``_average``
+      and ``icc_latent_agreement_single``/``_average``, the posterior of the ICC of the
+      rater model's probit latent responses (one rater's signal-to-noise ratio
+      :math:`x = \bar a^2\sigma^2`, severities' variance :math:`v`:
+      :math:`x/(1+x)`, :math:`Rx/(1+Rx)`, :math:`1/(1+v+1/x)`, :math:`1/(1+(v+1/x)/R)`),
+      beside the classical forms: ``mean``, ``sd``, ``hdi_low``, ``hdi_high``, ``r_hat``,
+      ``ess_bulk``, ``ess_tail`` from the MCMC draws, ``classical`` empty.
 
     Missing ratings drop out of a unit, not the unit out of the data (ICC: incomplete units
     are left out, counted in ``n_incomplete``); a warning counts them.
@@ -161,6 +172,9 @@ def agreement_coefficients(
     population : float, optional
         Number of units in the population, for the finite-population correction of Gwet's
         variance (default infinite).
+    fit : RaterBiasResult, optional
+        A rater model fitted to the same data (:func:`bayesmeta.rater_bias`): adds the
+        latent ICC forms' posterior for the traits it has.
     ci_prob : float
         Probability of every interval (0.94).
     resampling : ResamplingOptions or dict, optional
@@ -273,10 +287,22 @@ def agreement_coefficients(
         ci_kind = "hdi"
         notes.append(f"mean, sd, hdi: Bayesian bootstrap ({n_draws} draws, systems and items); "
                      f"bootstrap_* in details: {n_draws} resamples of {opts.unit}.")
+    summary = table[columns]
+    if fit is not None:
+        latent = latent_icc_rows(fit, trait_labels, ci_prob)
+        names_all = list(summary.columns) + [c for c in latent.columns if c in COLUMNS]
+        summary = pd.concat([summary, latent[[c for c in latent.columns if c in COLUMNS]]])
+        summary = summary[[c for c in COLUMNS if c in names_all]]
+        details = pd.concat([details, latent[["mcgraw_wong", "shrout_fleiss"]]])
+        ci_kind = "hdi"
+        notes.append(f"icc_latent_*: posterior of the rater model's latent-response ICC "
+                     f"({', '.join(LATENT_FORMS)}; MCMC draws, r_hat and ESS in their "
+                     f"rows)" + ("; the other rows' mean, sd, hdi are the Bayesian bootstrap."
+                                 if n_draws else "."))
     if np.isfinite(N):
         notes.append(f"Gwet's variances use the finite-population correction with N = {N:g}.")
     return AgreementCoefficientsResult(
-        table[columns], title="Agreement coefficients per trait",
+        summary, title="Agreement coefficients per trait",
         info={"data": describe(data), "raters": n_raters, "weights": weights,
               "n_resamples": n_draws, "random_seed": seed},
         notes=notes, details=details, ci_prob=ci_prob, ci_kind=ci_kind,
