@@ -47,6 +47,28 @@ independent) is expected to be too small.
     nice python benchmarks/agreement_coverage.py --replicates 400 --n-resamples 1000 \\
         --out benchmarks/results/agreement_coverage.jsonl
 
+Measured (400 replicates per scenario, 1,000 resamples, 1,847 s of fits under load
+averages 5-19 on 2 cores; ``kind: coverage`` / ``type1`` lines of the JSONL file), share of
+94% intervals covering the truth, min-max over the 12 coefficients::
+
+    scenario             analytic (Gwet)  analytic (ICC, F)  bootstrap    Bayesian bootstrap
+    iid_n200             0.918-0.942      0.845-0.850        0.912-0.948  0.910-0.938
+    iid_n50              0.938-0.952      0.895-0.898        0.928-0.955  0.920-0.938
+    iid_n200_missing30   0.948-0.962      0.848-0.855        0.932-0.958  0.882-0.955
+    crossed_10x40        0.925-0.965      0.810-0.812        0.995-0.998  0.985-0.998
+
+Type-I error of the paired difference at 5% (4 coefficients, both tests): iid_n200
+0.045-0.068, iid_n50 0.060-0.080, iid_n200_missing30 0.035-0.085 (the ICC there uses the
+~48 complete outputs), crossed 0-0.005. Findings: Gwet's analytic variance and both
+resamplings are calibrated for independent outputs; McGraw & Wong's F intervals (those of
+pingouin and ``psych::ICC``) assume normal ratings and under-cover on 5-category ratings;
+weighing systems and items (product weights) is conservative when, as here, agreement does
+not vary between systems or items (the variance is counted two or three times, Owen &
+Eckles 2012); the paired tests over-reject slightly (6-8%) for the ICC and Krippendorff's
+ordinal alpha at n <= 200 although their Bayesian-bootstrap sd of the difference matches
+the sampling sd (ratio 0.997 in a separate 300-replicate check; a z test with it rejected
+4.0%): the percentile tails, not the spread, are too thin.
+
 Each replicate is one JSON line (``"kind": "replicate"``) appended as it finishes, so a
 stopped run keeps what it did; ``--summarise`` appends one ``"kind": "coverage"`` line per
 (scenario, coefficient, interval) and one ``"kind": "type1"`` line per (scenario,

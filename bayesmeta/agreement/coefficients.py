@@ -147,6 +147,12 @@ def agreement_coefficients(
       beside the classical forms: ``mean``, ``sd``, ``hdi_low``, ``hdi_high``, ``r_hat``,
       ``ess_bulk``, ``ess_tail`` from the MCMC draws, ``classical`` empty.
 
+    Calibration (``benchmarks/agreement_coverage.py``, panels with known population
+    coefficients): Gwet's analytic intervals and both resamplings cover 91-96% at 94% for
+    independent outputs; the F-based ICC intervals assume normal ratings and cover 81-90% on
+    5-category ratings (prefer the resampled ones); weighing systems and items is
+    conservative (98.5-99.8%) when agreement does not vary between systems or items.
+
     Missing ratings drop out of a unit, not the unit out of the data (ICC: incomplete units
     are left out, counted in ``n_incomplete``); a warning counts them.
 
