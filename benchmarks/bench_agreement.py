@@ -29,6 +29,16 @@ call took 4.3 s at load 13.9)::
     pingouin.intraclass_corr, 6 ICC forms                   0.51 s
     ratio ICC forms bayesmeta / pingouin                    0.40
     (SummEval with 1000 + 1000 resamples in the same run: 9.64 s)
+
+After the weighted sums shared between coefficients are computed once per resample chunk
+(the agreement, the unit and rater margins, Krippendorff's pair sums; same numbers to
+1e-14), at load average 16.1 17.5 17.2::
+
+    agreement_coefficients, 1000 Bayesian-bootstrap + 1000 bootstrap   3.76 s  (SummEval)
+    agreement_coefficients, all 17 coefficients                         1.35 s  (--large)
+    ratio ICC forms bayesmeta / pingouin                                0.27
+
+(2 raters x 120,000 outputs with 200 + 200 resamples: 14.5 s at load 16.)
 """
 
 from __future__ import annotations

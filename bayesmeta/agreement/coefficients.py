@@ -73,13 +73,14 @@ def _draws(y: np.ndarray, panel: Panel, names: list[str], weights: str, u: np.nd
         uc = uc * (uc.shape[1] / uc.sum(1, keepdims=True))
         with np.errstate(divide="ignore", invalid="ignore"):
             iccs = icc_values(mean_squares(y[complete], uc))
+    cache: dict = {}                       # sums shared between coefficients
     with np.errstate(divide="ignore", invalid="ignore"):
         for j, c in enumerate(names):
             if c in ICC_FORMS:
                 if iccs is not None:
                     out[:, j] = iccs[c]
             else:
-                out[:, j] = coefficient_draws(panel, c, weights, uk)
+                out[:, j] = coefficient_draws(panel, c, weights, uk, cache)
     return out
 
 
