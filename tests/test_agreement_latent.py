@@ -64,6 +64,13 @@ def test_latent_rows_beside_classical(simulated):
     det = res.details()
     assert det.loc[("icc_latent_agreement_single", "COH"), "mcgraw_wong"] == "ICC(A,1) latent"
     assert any("icc_latent_" in n for n in res.notes)
+    both = bm.agreement_coefficients(simulated, traits=["COH"], fit=fit,
+                                     coefficients=["icc_twoway_agreement_single"],
+                                     resampling={"n_resamples": 50}, random_seed=0).summary()
+    check_table(both)
+    classical_row = both.loc[("icc_twoway_agreement_single", "COH")]
+    assert np.isfinite(classical_row["mean"]) and np.isnan(classical_row["r_hat"])
+    assert np.isfinite(both.loc[("icc_latent_agreement_single", "COH"), "r_hat"])
     with pytest.raises(TypeError, match="rater model result"):
         bm.agreement_coefficients(simulated, traits=["COH"], fit=simulated)
 
