@@ -12,7 +12,12 @@ Importing bayesmeta never imports PyMC; Bayesian models import it when they are 
 """
 
 from bayesmeta._version import __version__
-from bayesmeta.agreement import agreement, agreement_coefficients, compare_agreement
+from bayesmeta.agreement import (
+    agreement,
+    agreement_coefficients,
+    compare_agreement,
+    omega_ordinal,
+)
 from bayesmeta.compare import compare
 from bayesmeta.correlation import (
     compare_metrics,
@@ -115,6 +120,7 @@ __all__ = [
     "metric_variance",
     "missing_report",
     "mtmm",
+    "omega_ordinal",
     "perturbation_detection",
     "plan_alt_test",
     "pre_assessment",

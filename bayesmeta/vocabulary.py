@@ -48,7 +48,7 @@ KEYWORDS: dict[str, str] = {
     "run": "the metric run used (label, 'mean' or None for the first)",
     "reference": "one score per output for metrics scored against several references",
     "level": "the level of a correlation: 'system', 'global' or 'output'",
-    "fit": "a fitted result that the analysis reads (a CFA, a true-score fit)",
+    "fit": "a fitted result that the analysis reads (a CFA, a true-score fit, a rater model)",
     "fits": "fitted models compared by name",
     "model": "a model: lavaan syntax (cfa) or the simulation parameters",
     "texts": "texts to corrupt",

@@ -286,3 +286,18 @@ def test_population_correction_narrows_the_interval(simulated):
     se_w = wide.details()["se"].iloc[0]
     assert narrow.details()["se"].iloc[0] == pytest.approx(se_w * np.sqrt(0.5), rel=1e-12)
     assert any("finite-population" in n for n in narrow.notes)
+
+
+def test_resample_chunks_change_no_number(simulated, monkeypatch):
+    """Product weights are formed a chunk of resamples at a time (bounded memory for large
+    panels); one resample per chunk gives the numbers of one chunk for all."""
+    from bayesmeta.agreement import coefficients
+
+    kw = {"traits": ["COH"], "coefficients": ["gwet_ac", "krippendorff_ordinal",
+                                              "icc_twoway_agreement_single"],
+          "resampling": {"n_resamples": 40}, "random_seed": 5}
+    whole = bm.agreement_coefficients(simulated, **kw)
+    monkeypatch.setattr(coefficients, "_CHUNK", 1)
+    chunked = bm.agreement_coefficients(simulated, **kw)
+    pd.testing.assert_frame_equal(whole.summary(), chunked.summary(), rtol=1e-12)
+    pd.testing.assert_frame_equal(whole.details(), chunked.details(), rtol=1e-12)

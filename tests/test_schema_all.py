@@ -54,6 +54,7 @@ ANALYSES = {
     "granularity_simulation": (lambda ds, **kw: bm.granularity_simulation(
         metric_levels=(2, 5), n_replicates=5, measures="system_pearson", **kw), True),
     "cfa": (lambda ds, **kw: _cfa(ds), False),
+    "omega_ordinal": (lambda ds, **kw: bm.omega_ordinal(_cfa(ds)), False),
 }
 
 

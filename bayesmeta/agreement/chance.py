@@ -33,6 +33,9 @@ R equivalent: ``irrCAC::gwet.ac1.raw``, ``fleiss.kappa.raw``, ``conger.kappa.raw
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from scipy import stats
 
@@ -130,39 +133,68 @@ class Panel:
         self.n_missing = int((~self.observed).sum())
 
 
+def _agreeing(C: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_{kl} C_{ik} W_{kl} C_{il}` per unit (weighted agreeing ordered pairs,
+    self-pairs included). einsum, not a BLAS product: a tall (n, q) x (q, q) product is
+    memory-bound, and a threaded BLAS on a busy machine made it 50 times slower."""
+    return (np.einsum("ik,lk->il", C, W) * C).sum(1)
+
+
 def _weighted_mean(u: np.ndarray, x: np.ndarray) -> np.ndarray:
     """sum_i u_bi x_i... / sum_i u_bi for weights u (B, n) and per-unit x (n, ...)."""
     tot = u.sum(axis=1)
     return np.tensordot(u, x, axes=(1, 0)) / tot.reshape((-1,) + (1,) * (x.ndim - 1))
 
 
-def coefficient_draws(panel: Panel, coefficient: str, weights: str, unit_weights: np.ndarray
-                      ) -> np.ndarray:
-    """The coefficient under each row of ``unit_weights`` (B, n): shape (B,)."""
+def _memo(cache: dict | None, key: object, make: Callable[[], Any]) -> Any:
+    """``make()`` once per key of ``cache`` (no cache: every time)."""
+    if cache is None:
+        return make()
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
+def coefficient_draws(panel: Panel, coefficient: str, weights: str, unit_weights: np.ndarray,
+                      cache: dict | None = None) -> np.ndarray:
+    """The coefficient under each row of ``unit_weights`` (B, n): shape (B,).
+
+    ``cache`` (a dict, one per ``unit_weights``) shares the weighted sums that several
+    coefficients need (the agreement of every Gwet-family coefficient, the unit and rater
+    margins, Krippendorff's pair sums for all four levels), so each is computed once."""
     C, r_i = panel.counts, panel.r_i
     u = np.asarray(unit_weights, dtype=float)
     pair = r_i >= 2
     if coefficient.startswith("krippendorff_"):
         level = coefficient.split("_", 1)[1]
-        u, C, r_i = u[:, pair], C[pair], r_i[pair]
-        rbar = _weighted_mean(u, r_i)                                  # (B,)
-        pi = _weighted_mean(u, C) / rbar[:, None]                      # (B, q)
-        W = _krippendorff_weights(level, panel, pi * rbar[:, None] * u.sum(1)[:, None])
-        # paprime = mean_i (C_i' W C_i - r_i) / (rbar (r_i - 1))
-        G = np.einsum("ik,il->ikl", C, C) / (r_i - 1)[:, None, None]
-        agg = _weighted_mean(u, G)                                     # (B, q, q)
-        paprime = ((W * agg).sum((-2, -1)) - _weighted_mean(u, r_i / (r_i - 1))) / rbar
-        eps = 1 / (u @ r_i)
+
+        def pairable() -> tuple[np.ndarray, ...]:
+            up, Cp, rp = u[:, pair], C[pair], r_i[pair]
+            rbar = _weighted_mean(up, rp)                                # (B,)
+            pi = _weighted_mean(up, Cp) / rbar[:, None]                  # (B, q)
+            # paprime = mean_i (C_i' W C_i - r_i) / (rbar (r_i - 1))
+            G = np.einsum("ik,il->ikl", Cp, Cp) / (rp - 1)[:, None, None]
+            agg = _weighted_mean(up, G)                                   # (B, q, q)
+            return (rbar, pi, agg, _weighted_mean(up, rp / (rp - 1)), 1 / (up @ rp),
+                    up.sum(1))
+
+        rbar, pi, agg, r_term, eps, total = _memo(cache, "krippendorff", pairable)
+        W = _krippendorff_weights(level, panel, pi * rbar[:, None] * total[:, None])
+        paprime = ((W * agg).sum((-2, -1)) - r_term) / rbar
         pa = (1 - eps) * paprime + eps
         pe = np.einsum("bk,bkl,bl->b", pi, W, pi)
         return (pa - pe) / (1 - pe)
     W = weight_matrix(panel.categories, weights)
-    den = np.where(pair, r_i * (r_i - 1), 1.0)
-    pa_i = np.where(pair, ((C @ W.T) * C).sum(1) - r_i, 0.0) / den
-    pa = (u @ pa_i) / (u @ pair)
+
+    def agreement() -> np.ndarray:
+        den = np.where(pair, r_i * (r_i - 1), 1.0)
+        pa_i = np.where(pair, _agreeing(C, W) - r_i, 0.0) / den
+        return (u @ pa_i) / (u @ pair)
+
+    pa = _memo(cache, ("pa", weights), agreement)
     if coefficient == "percent_agreement":
         return pa
-    pe = _chance(panel, coefficient, W, u)
+    pe = _chance(panel, coefficient, W, u, cache)
     return (pa - pe) / (1 - pe)
 
 
@@ -176,10 +208,12 @@ def _krippendorff_weights(level: str, panel: Panel, n_c: np.ndarray) -> np.ndarr
     return np.broadcast_to(W, (n_c.shape[0], *W.shape))
 
 
-def _chance(panel: Panel, coefficient: str, W: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _chance(panel: Panel, coefficient: str, W: np.ndarray, u: np.ndarray,
+            cache: dict | None = None) -> np.ndarray:
     C, r_i, q = panel.counts, panel.r_i, panel.q
     if coefficient in ("fleiss_kappa", "scott_pi", "gwet_ac"):
-        pi = _weighted_mean(u, C / r_i[:, None])                        # (B, q)
+        pi = _memo(cache, "unit_margins",
+                   lambda: _weighted_mean(u, C / r_i[:, None]))          # (B, q)
         if coefficient == "gwet_ac":
             return W.sum() * (pi * (1 - pi)).sum(1) / (q * (q - 1)) if q > 1 else 1 - 1e-15
         return np.einsum("bk,kl,bl->b", pi, W, pi)
@@ -187,11 +221,17 @@ def _chance(panel: Panel, coefficient: str, W: np.ndarray, u: np.ndarray) -> np.
         return np.full(u.shape[0], W.sum() / q**2)
     if coefficient in ("conger_kappa", "cohen_kappa"):
         R = panel.raters
-        ng = u @ panel.observed                                         # (B, R)
-        P = np.einsum("bi,igk->bgk", u, panel.onehot) / ng[..., None]    # (B, R, q)
-        pbar = P.mean(axis=1)
-        s2 = (np.einsum("bgk,bgl->bkl", P, P) - R * pbar[:, :, None] * pbar[:, None, :]) \
-            / (R - 1)
+
+        def rater_margins() -> tuple[np.ndarray, np.ndarray]:
+            ng = u @ panel.observed                                     # (B, R)
+            onehot = panel.onehot.reshape(panel.n, -1).astype(float)     # (n, R q)
+            P = (u @ onehot).reshape(u.shape[0], R, q) / ng[..., None]   # (B, R, q)
+            pbar = P.mean(axis=1)
+            s2 = (np.einsum("bgk,bgl->bkl", P, P)
+                  - R * pbar[:, :, None] * pbar[:, None, :]) / (R - 1)
+            return pbar, s2
+
+        pbar, s2 = _memo(cache, "rater_margins", rater_margins)
         return (W * (pbar[:, :, None] * pbar[:, None, :] - s2 / R)).sum((-2, -1))
     raise ValueError(f"coefficient must be one of {', '.join(COEFFICIENTS)}, got "
                      f"{coefficient!r}.")
@@ -209,7 +249,7 @@ def _influence(panel: Panel, coefficient: str, weights: str) -> tuple[float, np.
         rbar = rp.mean()
         pi = Cp.mean(0) / rbar
         W = _krippendorff_weights(level, panel, (pi * rbar * m)[None])[0]
-        sum_q = ((Cp @ W.T) * Cp).sum(1) - rp
+        sum_q = _agreeing(Cp, W) - rp
         paprime = (sum_q / (rbar * (rp - 1))).mean()
         eps = 1 / rp.sum()
         pa = (1 - eps) * paprime + eps
@@ -218,12 +258,12 @@ def _influence(panel: Panel, coefficient: str, weights: str) -> tuple[float, np.
         alpha_p = (paprime - pe) / (1 - pe)
         pa_i = sum_q / (rbar * (rp - 1)) - pa * (rp - rbar) / rbar
         k_i = (pa_i - pe) / (1 - pe)
-        pe_i = Cp @ ((W + W.T) @ pi / 2) / rbar - pe * (rp - rbar) / rbar
+        pe_i = np.einsum("ik,k->i", Cp, (W + W.T) @ pi / 2) / rbar - pe * (rp - rbar) / rbar
         return alpha, k_i - 2 * (1 - alpha_p) * (pe_i - pe) / (1 - pe) - alpha_p + alpha, m
     W = weight_matrix(panel.categories, weights)
     n2 = pair.sum()
     den = np.where(pair, r_i * (r_i - 1), 1.0)
-    pa_i = np.where(pair, ((C @ W.T) * C).sum(1) - r_i, 0.0) / den
+    pa_i = np.where(pair, _agreeing(C, W) - r_i, 0.0) / den
     pa = pa_i[pair].mean()
     if coefficient == "percent_agreement":
         return pa, (n / n2) * pa_i, n
@@ -234,10 +274,10 @@ def _influence(panel: Panel, coefficient: str, weights: str) -> tuple[float, np.
         return kappa, k_i, n
     if coefficient == "gwet_ac":
         pi = (C / r_i[:, None]).mean(0)
-        pe_i = W.sum() / (q * (q - 1)) * (C @ (1 - pi)) / r_i
+        pe_i = W.sum() / (q * (q - 1)) * np.einsum("ik,k->i", C, 1 - pi) / r_i
     elif coefficient in ("fleiss_kappa", "scott_pi"):
         pi = (C / r_i[:, None]).mean(0)
-        pe_i = C @ ((W + W.T) @ pi / 2) / r_i
+        pe_i = np.einsum("ik,k->i", C, (W + W.T) @ pi / 2) / r_i
     else:  # Conger / Cohen
         R = panel.raters
         D = panel.onehot.astype(float)
@@ -245,7 +285,7 @@ def _influence(panel: Panel, coefficient: str, weights: str) -> tuple[float, np.
         ng = E.sum(0)
         P = D.sum(0) / ng[:, None]                                      # (R, q)
         term = D - (E - ng / n)[..., None] * P[None]                    # (n, R, q)
-        T = (n / ng)[None, :, None] * (term @ W.T)                      # (n, R, k)
+        T = (n / ng)[None, :, None] * np.einsum("igl,kl->igk", term, W)  # (n, R, k)
         lam = (T * (P.sum(0)[None, None, :] - P[None])).sum(2)           # (n, R)
         pe_i = lam.sum(1) / (R * (R - 1))
     return kappa, k_i - 2 * (1 - kappa) * (pe_i - pe) / (1 - pe), n
@@ -305,7 +345,14 @@ def chance_corrected(y: np.ndarray, coefficient: str = "gwet_ac", weights: str =
 
     R equivalent: ``irrCAC::gwet.ac1.raw(y)$est``.
     """
-    panel = Panel(y, categories)
+    return estimate(Panel(y, categories), coefficient, weights, population=population,
+                    ci_prob=ci_prob)
+
+
+def estimate(panel: Panel, coefficient: str, weights: str = "identity", *,
+             population: float = np.inf, ci_prob: float = 0.95) -> dict[str, float]:
+    """:func:`chance_corrected` of a :class:`Panel` already built (one panel serves every
+    coefficient of a trait)."""
     if coefficient in ("cohen_kappa", "scott_pi") and panel.raters != 2:
         raise ValueError(f"{coefficient} is for 2 raters, got {panel.raters}; use "
                          f"{'conger_kappa' if coefficient == 'cohen_kappa' else 'fleiss_kappa'}.")
@@ -319,4 +366,4 @@ def chance_corrected(y: np.ndarray, coefficient: str = "gwet_ac", weights: str =
 
 
 __all__ = ["COEFFICIENTS", "KRIPPENDORFF_WEIGHTS", "WEIGHTS", "Panel", "chance_corrected",
-           "coefficient_draws", "weight_matrix"]
+           "coefficient_draws", "estimate", "weight_matrix"]

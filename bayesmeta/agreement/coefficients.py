@@ -21,16 +21,17 @@ from bayesmeta.agreement.chance import (
     COEFFICIENTS,
     WEIGHTS,
     Panel,
-    chance_corrected,
     coefficient_draws,
+    estimate,
 )
 from bayesmeta.agreement.icc import ICC_FORMS, icc, icc_values, mean_squares
+from bayesmeta.agreement.latent import LATENT_FORMS, latent_icc_rows
 from bayesmeta.correlation.resampling import resampling_weights
 from bayesmeta.data.select import describe, ordinal_ratings, require
 from bayesmeta.options import ResamplingOptions
 from bayesmeta.reliability.classical import _ByEstimand
 from bayesmeta.results import data_hash
-from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
+from bayesmeta.summaries import CI_PROB, COLUMNS, check_ci_prob, summarize
 from bayesmeta.vocabulary import resampling_options
 
 #: Every estimand of :func:`agreement_coefficients`.
@@ -72,13 +73,35 @@ def _draws(y: np.ndarray, panel: Panel, names: list[str], weights: str, u: np.nd
         uc = uc * (uc.shape[1] / uc.sum(1, keepdims=True))
         with np.errstate(divide="ignore", invalid="ignore"):
             iccs = icc_values(mean_squares(y[complete], uc))
+    cache: dict = {}                       # sums shared between coefficients
     with np.errstate(divide="ignore", invalid="ignore"):
         for j, c in enumerate(names):
             if c in ICC_FORMS:
                 if iccs is not None:
                     out[:, j] = iccs[c]
             else:
-                out[:, j] = coefficient_draws(panel, c, weights, uk)
+                out[:, j] = coefficient_draws(panel, c, weights, uk, cache)
+    return out
+
+
+#: The most product weights (resamples x outputs) held at once: 4e6 floats, 32 MB.
+_CHUNK = 4_000_000
+
+
+def resample_draws(y: np.ndarray, panel: Panel, names: list[str], weights: str,
+                   system_weights: np.ndarray, item_weights: np.ndarray) -> np.ndarray:
+    """(B, len(names)) draws for system weights (B, S) and item weights (B, I), output
+    (s, i) weighing ``a_s b_i``; the (B, S*I) product weights are formed a chunk of
+    resamples at a time, so memory stays bounded however many outputs (each resample is
+    computed on its own, so chunking changes no number)."""
+    a, b = system_weights, item_weights
+    B, S, I = a.shape[0], a.shape[1], b.shape[1]
+    step = max(1, _CHUNK // (S * I))
+    out = np.empty((B, len(names)))
+    for start in range(0, B, step):
+        rows = slice(start, start + step)
+        u = (a[rows, :, None] * b[rows, None, :]).reshape(-1, S * I)
+        out[rows] = _draws(y, panel, names, weights, u)
     return out
 
 
@@ -90,6 +113,7 @@ def agreement_coefficients(
     traits: Sequence[str] | None = None,
     raters: Sequence[str] | None = None,
     population: float | None = None,
+    fit: Any = None,
     ci_prob: float = CI_PROB,
     resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
@@ -114,6 +138,21 @@ def agreement_coefficients(
       ``icc_twoway_consistency_single``/``_average`` on the complete units, with
       McGraw & Wong's F-based intervals; ``details()`` names each form in McGraw & Wong's
       and Shrout & Fleiss' notation (``mcgraw_wong``, ``shrout_fleiss``).
+
+    * **Latent ICC** (with ``fit``, a :func:`bayesmeta.rater_bias` result;
+      :mod:`bayesmeta.agreement.latent`): ``icc_latent_consistency_single``/``_average``
+      and ``icc_latent_agreement_single``/``_average``, the posterior of the ICC of the
+      rater model's probit latent responses (one rater's signal-to-noise ratio
+      :math:`x = \bar a^2\sigma^2`, severities' variance :math:`v`:
+      :math:`x/(1+x)`, :math:`Rx/(1+Rx)`, :math:`1/(1+v+1/x)`, :math:`1/(1+(v+1/x)/R)`),
+      beside the classical forms: ``mean``, ``sd``, ``hdi_low``, ``hdi_high``, ``r_hat``,
+      ``ess_bulk``, ``ess_tail`` from the MCMC draws, ``classical`` empty.
+
+    Calibration (``benchmarks/agreement_coverage.py``, panels with known population
+    coefficients): Gwet's analytic intervals and both resamplings cover 91-96% at 94% for
+    independent outputs; the F-based ICC intervals assume normal ratings and cover 81-90% on
+    5-category ratings (prefer the resampled ones); weighing systems and items is
+    conservative (98.5-99.8%) when agreement does not vary between systems or items.
 
     Missing ratings drop out of a unit, not the unit out of the data (ICC: incomplete units
     are left out, counted in ``n_incomplete``); a warning counts them.
@@ -140,6 +179,9 @@ def agreement_coefficients(
     population : float, optional
         Number of units in the population, for the finite-population correction of Gwet's
         variance (default infinite).
+    fit : RaterBiasResult, optional
+        A rater model fitted to the same data (:func:`bayesmeta.rater_bias`): adds the
+        latent ICC forms' posterior for the traits it has.
     ci_prob : float
         Probability of every interval (0.94).
     resampling : ResamplingOptions or dict, optional
@@ -191,12 +233,10 @@ def agreement_coefficients(
     rng = np.random.default_rng(seed)
     S, I = rating.sizes["system"], rating.sizes["item"]
     if n_draws:
-        a, b = resampling_weights(rng, "bayesian", n_draws, (S, I))
-        u_bayes = (a[:, :, None] * b[:, None, :]).reshape(n_draws, S * I)
+        w_bayes = resampling_weights(rng, "bayesian", n_draws, (S, I))
         a, b = resampling_weights(rng, "bootstrap", n_draws, (S, I), opts.unit)
-        a = np.ones((n_draws, S)) if a is None else a
-        b = np.ones((n_draws, I)) if b is None else b
-        u_boot = (a[:, :, None] * b[:, None, :]).reshape(n_draws, S * I)
+        w_boot = (np.ones((n_draws, S)) if a is None else a,
+                  np.ones((n_draws, I)) if b is None else b)
     N = np.inf if population is None else float(population)
     rows, post, notes = [], [], []
     trait_labels = [str(t) for t in rating["trait"].values]
@@ -222,13 +262,13 @@ def agreement_coefficients(
                            classical_high=f["high"], se=np.nan, n_units=int(complete.sum()))
             else:
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    est = chance_corrected(y, c, weights, population=N, ci_prob=ci_prob)
+                    est = estimate(panel, c, weights, population=N, ci_prob=ci_prob)
                 row.update(classical=est["value"], classical_low=est["low"],
                            classical_high=est["high"], se=est["se"], n_units=est["n"])
             rows.append(row)
         if n_draws:
-            post.append(np.stack([_draws(y, panel, names, weights, u_bayes),
-                                  _draws(y, panel, names, weights, u_boot)]))
+            post.append(np.stack([resample_draws(y, panel, names, weights, *w_bayes),
+                                  resample_draws(y, panel, names, weights, *w_boot)]))
     table = pd.DataFrame(rows).set_index(["estimand", "trait"])
     order = pd.MultiIndex.from_product([names, trait_labels], names=["estimand", "trait"])
     table = table.reindex(order)
@@ -254,10 +294,22 @@ def agreement_coefficients(
         ci_kind = "hdi"
         notes.append(f"mean, sd, hdi: Bayesian bootstrap ({n_draws} draws, systems and items); "
                      f"bootstrap_* in details: {n_draws} resamples of {opts.unit}.")
+    summary = table[columns]
+    if fit is not None:
+        latent = latent_icc_rows(fit, trait_labels, ci_prob)
+        names_all = list(summary.columns) + [c for c in latent.columns if c in COLUMNS]
+        summary = pd.concat([summary, latent[[c for c in latent.columns if c in COLUMNS]]])
+        summary = summary[[c for c in COLUMNS if c in names_all]]
+        details = pd.concat([details, latent[["mcgraw_wong", "shrout_fleiss"]]])
+        ci_kind = "hdi"
+        notes.append(f"icc_latent_*: posterior of the rater model's latent-response ICC "
+                     f"({', '.join(LATENT_FORMS)}; MCMC draws, r_hat and ESS in their "
+                     f"rows)" + ("; the other rows' mean, sd, hdi are the Bayesian bootstrap."
+                                 if n_draws else "."))
     if np.isfinite(N):
         notes.append(f"Gwet's variances use the finite-population correction with N = {N:g}.")
     return AgreementCoefficientsResult(
-        table[columns], title="Agreement coefficients per trait",
+        summary, title="Agreement coefficients per trait",
         info={"data": describe(data), "raters": n_raters, "weights": weights,
               "n_resamples": n_draws, "random_seed": seed},
         notes=notes, details=details, ci_prob=ci_prob, ci_kind=ci_kind,
@@ -266,4 +318,5 @@ def agreement_coefficients(
         random_seed=seed, data_hash=data_hash(data))
 
 
-__all__ = ["ESTIMANDS", "AgreementCoefficientsResult", "agreement_coefficients"]
+__all__ = ["ESTIMANDS", "AgreementCoefficientsResult", "agreement_coefficients",
+           "resample_draws"]

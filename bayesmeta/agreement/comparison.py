@@ -18,7 +18,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.agreement.chance import WEIGHTS, Panel
-from bayesmeta.agreement.coefficients import _choose, _draws
+from bayesmeta.agreement.coefficients import _choose, resample_draws
 from bayesmeta.correlation.resampling import resampling_weights
 from bayesmeta.data.select import describe, ordinal_ratings, require
 from bayesmeta.options import ResamplingOptions
@@ -126,12 +126,11 @@ def compare_agreement(
     rng = np.random.default_rng(seed)
     S, I = rating.sizes["system"], rating.sizes["item"]
     B = opts.n_resamples
-    a, b = resampling_weights(rng, "bayesian", B, (S, I))
-    weights_by_kind = [np.ones((1, S * I)), (a[:, :, None] * b[:, None, :]).reshape(B, S * I)]
+    weights_by_kind = [(np.ones((1, S)), np.ones((1, I))),
+                       resampling_weights(rng, "bayesian", B, (S, I))]
     a, b = resampling_weights(rng, "bootstrap", B, (S, I), opts.unit)
-    a = np.ones((B, S)) if a is None else a
-    b = np.ones((B, I)) if b is None else b
-    weights_by_kind.append((a[:, :, None] * b[:, None, :]).reshape(B, S * I))
+    weights_by_kind.append((np.ones((B, S)) if a is None else a,
+                            np.ones((B, I)) if b is None else b))
     # draws[(trait, panel)] = [point (1, C), bayes (B, C), boot (B, C)]
     draws: dict[tuple[str, str], list[np.ndarray]] = {}
     for t in trait_labels:
@@ -139,7 +138,8 @@ def compare_agreement(
             y = rating.sel(trait=t, rater=members).transpose("system", "item", "rater")
             y = y.values.reshape(S * I, -1)
             panel = Panel(y)
-            draws[(t, g)] = [_draws(y, panel, names, weights, u) for u in weights_by_kind]
+            draws[(t, g)] = [resample_draws(y, panel, names, weights, *w)
+                             for w in weights_by_kind]
     if panels is None:
         pairs = [((t1, "all"), (t2, "all"), (t1, t2)) for t1, t2 in combinations(trait_labels, 2)]
         index_names = ["estimand", "trait", "trait2"]

@@ -1,0 +1,313 @@
+"""Coverage of the agreement toolkit's intervals and type-I error of its paired difference
+test, on simulated rater panels whose population coefficients are known in closed form
+(issue 24).
+
+Generative model (one trait). Output u = (system s, item i) has a latent quality
+:math:`z_u = a_s + b_i + e_u`, :math:`a_s \\sim N(0, \\sigma_a^2)`,
+:math:`b_i \\sim N(0, \\sigma_b^2)`, :math:`e_u \\sim N(0, 1 - \\sigma_a^2 - \\sigma_b^2)`,
+so :math:`z_u \\sim N(0, 1)`; its true category is :math:`c_u = k` when
+:math:`\\tau_{k-1} < z_u \\le \\tau_k` (q = 5 categories 1..5, so
+:math:`\\pi_c = \\Phi(\\tau_c) - \\Phi(\\tau_{c-1})`). Each of R exchangeable raters
+independently gives the true category with probability :math:`\\rho` and otherwise a draw
+from :math:`m(k \\mid c) \\propto 2^{-|k - c|}`, so
+:math:`p(k \\mid c) = \\rho[k = c] + (1 - \\rho)\\,m(k \\mid c)`. Ratings are then deleted
+completely at random with probability ``missing``.
+
+Population coefficients (the limits of the estimators as the number of outputs grows):
+with the rating margins :math:`\\pi_k = \\sum_c \\pi_c p(k \\mid c)` and weights W,
+
+* :math:`p_a = \\sum_c \\pi_c\\, p(\\cdot\\mid c)^\\top W p(\\cdot \\mid c)`
+  (``percent_agreement`` with identity W);
+* Fleiss' kappa :math:`p_e = \\pi^\\top W \\pi` (also Conger's kappa, the raters being
+  exchangeable, and Krippendorff's alpha with the level's W: nominal identity, interval
+  quadratic, ordinal Krippendorff's metric of the margins :math:`\\pi`);
+* Gwet's AC: :math:`p_e = T_W/(q(q-1)) \\sum_k \\pi_k(1 - \\pi_k)`; Brennan-Prediger
+  :math:`T_W/q^2`; each coefficient :math:`(p_a - p_e)/(1 - p_e)`;
+* ICC: with :math:`\\mu_c = E[Y \\mid c]`, single-rating forms
+  :math:`\\mathrm{Var}_c(\\mu_c)/\\mathrm{Var}(Y)` (one-way, two-way agreement and
+  consistency coincide: the raters have no biases), average forms by Spearman-Brown.
+
+The script checks these closed forms against one panel of 400,000 outputs first
+(``"kind": "truth_check"`` lines).
+
+Coverage: for each scenario and replicate, ``bm.agreement_coefficients`` with
+``resampling={"n_resamples": B}`` gives the analytic interval (Gwet's variance, F-based for
+the ICC), the percentile bootstrap of items (``bootstrap_low/high``) and the
+Bayesian-bootstrap HDI (``hdi_low/high``), all at ``ci_prob=0.94``. Type-I error: two
+traits with the same parameters on the same outputs (latent correlation 0.6, so the test's
+pairing matters) are compared with ``bm.compare_agreement`` at ``ci_prob=0.95``; the
+difference is declared significant when :math:`P(A > B) < 0.025` or :math:`> 0.975`
+(Bayesian bootstrap) or when the 95% percentile bootstrap interval excludes 0.
+
+Scenarios: ``iid_*`` have one system (outputs independent, the bootstrap resamples items);
+``crossed`` has 10 systems x 40 items with system and item effects, as in SummEval, where
+both resamplings weigh systems and items and Gwet's variance (which treats outputs as
+independent) is expected to be too small.
+
+    nice python benchmarks/agreement_coverage.py --replicates 400 --n-resamples 1000 \\
+        --out benchmarks/results/agreement_coverage.jsonl
+
+Measured (400 replicates per scenario, 1,000 resamples, 1,847 s of fits under load
+averages 5-19 on 2 cores; ``kind: coverage`` / ``type1`` lines of the JSONL file), share of
+94% intervals covering the truth, min-max over the 12 coefficients::
+
+    scenario             analytic (Gwet)  analytic (ICC, F)  bootstrap    Bayesian bootstrap
+    iid_n200             0.918-0.942      0.845-0.850        0.912-0.948  0.910-0.938
+    iid_n50              0.938-0.952      0.895-0.898        0.928-0.955  0.920-0.938
+    iid_n200_missing30   0.948-0.962      0.848-0.855        0.932-0.958  0.882-0.955
+    crossed_10x40        0.925-0.965      0.810-0.812        0.995-0.998  0.985-0.998
+
+Type-I error of the paired difference at 5% (4 coefficients, both tests): iid_n200
+0.045-0.068, iid_n50 0.060-0.080, iid_n200_missing30 0.035-0.085 (the ICC there uses the
+~48 complete outputs), crossed 0-0.005. Findings: Gwet's analytic variance and both
+resamplings are calibrated for independent outputs; McGraw & Wong's F intervals (those of
+pingouin and ``psych::ICC``) assume normal ratings and under-cover on 5-category ratings;
+weighing systems and items (product weights) is conservative when, as here, agreement does
+not vary between systems or items (the variance is counted two or three times, Owen &
+Eckles 2012); the paired tests over-reject slightly (6-8%) for the ICC and Krippendorff's
+ordinal alpha at n <= 200 although their Bayesian-bootstrap sd of the difference matches
+the sampling sd (ratio 0.997 in a separate 300-replicate check; a z test with it rejected
+4.0%): the percentile tails, not the spread, are too thin.
+
+Each replicate is one JSON line (``"kind": "replicate"``) appended as it finishes, so a
+stopped run keeps what it did; ``--summarise`` appends one ``"kind": "coverage"`` line per
+(scenario, coefficient, interval) and one ``"kind": "type1"`` line per (scenario,
+coefficient, test), with binomial standard errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+import bayesmeta as bm
+from bayesmeta.agreement.chance import _ordinal_krippendorff_weights, weight_matrix
+
+Q = 5
+CATS = np.arange(1, Q + 1, dtype=float)
+TAU = np.array([-1.4, -0.5, 0.4, 1.2])        # category shares 0.08, 0.23, 0.35, 0.23, 0.12
+COEFS = ["percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger",
+         "krippendorff_nominal", "krippendorff_ordinal", "krippendorff_interval",
+         "icc_oneway_single", "icc_twoway_agreement_single", "icc_twoway_agreement_average",
+         "icc_twoway_consistency_average"]
+COMPARED = ["gwet_ac", "fleiss_kappa", "krippendorff_ordinal", "icc_twoway_agreement_average"]
+SCENARIOS = {
+    "iid_n200": dict(S=1, I=200, R=3, rho=0.6, var_a=0.0, var_b=0.0, missing=0.0),
+    "iid_n50": dict(S=1, I=50, R=3, rho=0.6, var_a=0.0, var_b=0.0, missing=0.0),
+    "iid_n200_missing30": dict(S=1, I=200, R=4, rho=0.6, var_a=0.0, var_b=0.0, missing=0.3),
+    "crossed_10x40": dict(S=10, I=40, R=3, rho=0.6, var_a=0.2, var_b=0.2, missing=0.0),
+}
+
+
+def response_probs(rho: float) -> np.ndarray:
+    """p(k | c), rows c."""
+    m = 0.5 ** np.abs(np.subtract.outer(np.arange(Q), np.arange(Q)))
+    m /= m.sum(1, keepdims=True)
+    return rho * np.eye(Q) + (1 - rho) * m
+
+
+def class_probs() -> np.ndarray:
+    return np.diff(stats.norm.cdf(np.concatenate([[-np.inf], TAU, [np.inf]])))
+
+
+def population(rho: float, R: int) -> dict[str, float]:
+    """Closed-form population value of every coefficient in :data:`COEFS`."""
+    pc, P = class_probs(), response_probs(rho)
+    pi = pc @ P
+
+    def pa(W):
+        return float(np.einsum("c,ck,kl,cl->", pc, P, W, P))
+
+    def fleiss(W):
+        pe = pi @ W @ pi
+        return (pa(W) - pe) / (1 - pe)
+
+    eye = weight_matrix(CATS, "identity")
+    pe_ac = eye.sum() / (Q * (Q - 1)) * (pi * (1 - pi)).sum()
+    mu = P @ CATS
+    var_y = pi @ CATS**2 - (pi @ CATS) ** 2
+    icc1 = (pc @ mu**2 - (pc @ mu) ** 2) / var_y
+    icck = R * icc1 / (1 + (R - 1) * icc1)
+    return {
+        "percent_agreement": pa(eye), "fleiss_kappa": fleiss(eye), "conger_kappa": fleiss(eye),
+        "gwet_ac": (pa(eye) - pe_ac) / (1 - pe_ac),
+        "brennan_prediger": (pa(eye) - 1 / Q) / (1 - 1 / Q),
+        "krippendorff_nominal": fleiss(eye),
+        "krippendorff_ordinal": fleiss(_ordinal_krippendorff_weights(pi[None])[0]),
+        "krippendorff_interval": fleiss(weight_matrix(CATS, "quadratic")),
+        "icc_oneway_single": icc1, "icc_twoway_agreement_single": icc1,
+        "icc_twoway_agreement_average": icck, "icc_twoway_consistency_average": icck,
+    }
+
+
+def simulate(rng: np.random.Generator, S: int, I: int, R: int, rho: float, var_a: float,
+             var_b: float, missing: float, n_traits: int = 1, trait_corr: float = 0.6
+             ) -> xr.Dataset:
+    """A bayesmeta dataset of ratings (system, item, rater, trait) from the model above;
+    traits share the system and item effects and have latent residuals correlated
+    ``trait_corr``."""
+    var_e = 1 - var_a - var_b
+    a = rng.normal(scale=np.sqrt(var_a), size=(S, 1, 1))
+    b = rng.normal(scale=np.sqrt(var_b), size=(1, I, 1))
+    shared = rng.normal(size=(S, I, 1))
+    own = rng.normal(size=(S, I, n_traits))
+    e = np.sqrt(trait_corr) * shared + np.sqrt(1 - trait_corr) * own
+    z = a + b + np.sqrt(var_e) * e                                          # (S, I, T)
+    c = np.searchsorted(TAU, z)                                             # 0..Q-1
+    cum = np.cumsum(response_probs(rho), axis=1)                            # (Q, Q)
+    u = rng.random((S, I, R, n_traits))
+    k = (u[..., None] > cum[c][:, :, None, :, :]).sum(-1)                   # (S, I, R, T)
+    y = (k + 1).astype(float)
+    y[rng.random(y.shape) < missing] = np.nan
+    rating = xr.DataArray(
+        y, dims=("system", "item", "rater", "trait"),
+        coords={"system": [f"s{j}" for j in range(S)], "item": [f"i{j}" for j in range(I)],
+                "rater": [f"r{j}" for j in range(R)],
+                "trait": [f"T{j}" for j in range(n_traits)]},
+        attrs={"scale_min": 1, "scale_max": Q})
+    return xr.Dataset({"rating": rating})
+
+
+def truth_check(out, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for rho, R in ((0.6, 3), (0.6, 4)):
+        ds = simulate(rng, 1, 400_000, R, rho, 0.0, 0.0, 0.0)
+        truth = population(rho, R)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = bm.agreement_coefficients(ds, coefficients=COEFS).summary()
+        for c in COEFS:
+            row = est.loc[(c, "T0")]
+            out.write(json.dumps({"kind": "truth_check", "rho": rho, "raters": R,
+                                  "n_outputs": 400_000, "estimand": c, "truth": truth[c],
+                                  "estimate": float(row["classical"]),
+                                  "analytic_halfwidth": float(row["classical_high"]
+                                                              - row["classical"])}) + "\n")
+        out.flush()
+
+
+def replicate(name: str, spec: dict, rep: int, n_resamples: int, seed: int) -> dict:
+    rng = np.random.default_rng([seed, rep, sum(map(ord, name))])
+    truth = population(spec["rho"], spec["R"])
+    ds = simulate(rng, **spec, n_traits=2)
+    one = ds.isel(trait=[0])
+    unit = "items" if spec["S"] == 1 else "both"
+    opts = {"n_resamples": n_resamples, "unit": unit}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = bm.agreement_coefficients(one, coefficients=COEFS, resampling=opts,
+                                        random_seed=rep, ci_prob=0.94)
+        comp = bm.compare_agreement(ds, coefficients=COMPARED, resampling=opts,
+                                    random_seed=rep, ci_prob=0.95)
+    elapsed = time.perf_counter() - t0
+    tab, det = res.summary(), res.details()
+    cover = {}
+    for c in COEFS:
+        r, d, tr = tab.loc[(c, "T0")], det.loc[(c, "T0")], truth[c]
+        cover[c] = {
+            "estimate": float(r["classical"]), "truth": tr,
+            "analytic": bool(r["classical_low"] <= tr <= r["classical_high"]),
+            "bootstrap": bool(d["bootstrap_low"] <= tr <= d["bootstrap_high"]),
+            "bayesian_bootstrap": bool(r["hdi_low"] <= tr <= r["hdi_high"]),
+            "analytic_width": float(r["classical_high"] - r["classical_low"]),
+            "bayes_sd": float(r["sd"]),
+        }
+    ctab, cdet = comp.summary(), comp.details()
+    reject = {}
+    for c in COMPARED:
+        p = float(cdet.loc[(c, "T0", "T1"), "p_greater"])
+        lo, hi = (float(cdet.loc[(c, "T0", "T1"), k]) for k in ("bootstrap_low",
+                                                                 "bootstrap_high"))
+        reject[c] = {"difference": float(ctab.loc[(c, "T0", "T1"), "classical"]),
+                     "bayesian_bootstrap": bool(min(p, 1 - p) < 0.025),
+                     "bootstrap": bool(lo > 0 or hi < 0)}
+    return {"kind": "replicate", "scenario": name, **spec, "replicate": rep,
+            "n_resamples": n_resamples, "seconds": round(elapsed, 3),
+            "load": [round(x, 2) for x in os.getloadavg()], "coverage": cover,
+            "reject": reject}
+
+
+def summarise(path: Path) -> list[dict]:
+    reps = [json.loads(line) for line in path.read_text().splitlines()
+            if line.startswith('{"kind": "replicate"')]
+    out = []
+    for name in SCENARIOS:
+        rs = [r for r in reps if r["scenario"] == name]
+        if not rs:
+            continue
+        n = len(rs)
+        for c in COEFS:
+            est = np.array([r["coverage"][c]["estimate"] for r in rs])
+            for kind in ("analytic", "bootstrap", "bayesian_bootstrap"):
+                hit = np.array([r["coverage"][c][kind] for r in rs], dtype=float)
+                p = hit.mean()
+                out.append({"kind": "coverage", "scenario": name, "estimand": c,
+                            "interval": kind, "ci_prob": 0.94, "replicates": n,
+                            "coverage": round(p, 4),
+                            "binomial_se": round(float(np.sqrt(p * (1 - p) / n)), 4),
+                            "within_88_99": bool(0.88 <= p <= 0.99),
+                            "truth": rs[0]["coverage"][c]["truth"],
+                            "bias": float(est.mean() - rs[0]["coverage"][c]["truth"]),
+                            "sd_estimate": float(est.std(ddof=1))})
+        for c in COMPARED:
+            for kind in ("bayesian_bootstrap", "bootstrap"):
+                rej = np.array([r["reject"][c][kind] for r in rs], dtype=float)
+                p = rej.mean()
+                out.append({"kind": "type1", "scenario": name, "estimand": c, "test": kind,
+                            "level": 0.05, "replicates": n, "rejection_rate": round(p, 4),
+                            "binomial_se": round(float(np.sqrt(max(p, 1 / n) * (1 - p) / n)),
+                                                 4),
+                            "at_most_005": bool(p <= 0.05)})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicates", type=int, default=400)
+    parser.add_argument("--n-resamples", type=int, default=1000)
+    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--out", type=Path,
+                        default=Path("benchmarks/results/agreement_coverage.jsonl"))
+    parser.add_argument("--summarise", action="store_true",
+                        help="only append the summary lines of the replicates in --out")
+    parser.add_argument("--no-truth-check", action="store_true")
+    args = parser.parse_args()
+    if args.summarise:
+        lines = summarise(args.out)
+        with args.out.open("a") as out:
+            for line in lines:
+                out.write(json.dumps(line) + "\n")
+        for line in lines:
+            print(json.dumps(line))
+        return
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if args.out.exists():
+        for line in args.out.read_text().splitlines():
+            r = json.loads(line)
+            if r["kind"] == "replicate":
+                done.add((r["scenario"], r["replicate"]))
+    with args.out.open("a") as out:
+        if not args.no_truth_check and not done:
+            truth_check(out, args.seed)
+        for rep in range(args.replicates):       # scenarios interleaved: a stop keeps all
+            for name in args.scenarios:
+                if (name, rep) in done:
+                    continue
+                row = replicate(name, SCENARIOS[name], rep, args.n_resamples, args.seed)
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+
+
+if __name__ == "__main__":
+    main()
