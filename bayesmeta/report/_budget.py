@@ -1,0 +1,183 @@
+"""The report's time budget (issue 21: a cost estimate before long work).
+
+Before any section runs, :func:`plan` estimates the seconds each resampling section will
+take from the data's sizes and the resamples, and fits the run into the budget:
+
+1. with the resamples asked for, when they fit;
+2. else (resamples left at their default) with fewer resamples and permutations, down to
+   :data:`MIN_RESAMPLES`, saying what it reduced;
+3. else without the pairwise permutation tests (the p-values of ``compare_metrics``; the
+   discriminative-power section, which is a permutation test, is then skipped), saying so;
+4. else it refuses, with the reason, before computing anything.
+
+The cost model counts the work of the resampling engines: a *bootstrap unit* is one metric
+on one resample (its measures over the ``N = systems x items`` outputs), a permutation-test
+pair costs ``(permutations x N + N^2)`` (its Kendall matrix, then the permutations), and the
+P(beats) and rank matrices of ``compare_metrics`` grow as ``resamples x metrics^2``. The
+seconds per unit were measured on SummEval-sized data on the project's 2-core machine under
+load 10 to 16 (see the constants); an idle machine of that size is faster, so the estimate
+is an upper bound there and a rough one elsewhere (``benchmarks/bench_report.py`` prints the
+estimate beside the time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import xarray as xr
+
+__all__ = ["DEFAULT_BUDGET", "MIN_RESAMPLES", "Plan", "estimate", "plan"]
+
+#: Default budget (seconds) of a report with ``bayes="off"``.
+DEFAULT_BUDGET = 120.0
+#: The fewest resamples (and permutations) the budget may reduce to.
+MIN_RESAMPLES = 100
+#: Steps the budget tries, largest first (each at most the resamples asked for).
+LADDER = (1000, 500, 300, 200, MIN_RESAMPLES)
+#: Seconds per bootstrap unit (one metric, one resample, one resampling engine, the four
+#: groupings of a coefficient) at N = 1,700 outputs: 11.7 s for ``correlations`` of 43
+#: metrics with 100 resamples (two engines) on the 2-core machine at load 16.
+SEC_BOOT = 6.8e-4
+#: Seconds per permutation-test pair: ``(permutations x N x measures / 4 + N^2) x
+#: SEC_PAIR`` (each pair builds its N x N Kendall matrix once, then permutes); from the
+#: correlation section on SummEval (903 pairs x 1,000 permutations x 4 traits: 272 s,
+#: load 10).
+SEC_PAIR = 1.64e-8
+#: Seconds per element of the resamples x metrics^2 x measures P(beats) matrices (three
+#: passes: P(beats), ties, ranks).
+SEC_MATRIX = 1e-8
+#: Peak bytes per element of those matrices (a boolean array and its reductions).
+BYTES_MATRIX = 3
+#: The most memory those matrices may take (bytes).
+MAX_MATRIX_BYTES = 2e9
+#: Seconds per table row (metric x trait) drawn, rendered and checked: plots with a label
+#: per metric, the page's tables, the data-quality check.
+SEC_ROW = 5e-3
+#: Seconds of a section without resampling (reading, plotting).
+SEC_FIXED = 2.0
+#: Measures per trait of the report's coefficient (system, global, within system and item).
+N_MEASURES = 4
+#: Measures of discriminative power and ranking consistency (``measures="all"``).
+N_MEASURES_ALL = 12
+
+
+@dataclass
+class Plan:
+    """The budget's decision: resamples, permutations, whether the permutation tests run,
+    the estimate (seconds, per section) and what was reduced (lines for the page)."""
+
+    n_resamples: int
+    n_permutations: int
+    permutations: bool
+    seconds: float
+    per_section: dict[str, float]
+    budget: float | None
+    reduced: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The estimate as one line (printed before the work and on the page)."""
+        top = sorted(self.per_section.items(), key=lambda kv: -kv[1])[:3]
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in top if v >= 1)
+        budget = "no budget" if not self.budget else f"budget {self.budget:.0f} s"
+        return (f"estimated {self.seconds:.0f} s ({budget}; {self.n_resamples} resamples"
+                + (f", {self.n_permutations} permutations" if self.permutations else
+                   ", no permutation tests") + (f"; longest: {parts}" if parts else "") + ")")
+
+
+def _sizes(data: xr.Dataset) -> tuple[int, int, int]:
+    n = int(data.sizes.get("system", 1)) * int(data.sizes.get("item", 1))
+    return n, int(data.sizes.get("metric", 0)), int(data.sizes.get("system", 0))
+
+
+def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
+             n_resamples: int, n_permutations: int, permutations: bool = True
+             ) -> tuple[dict[str, float], float]:
+    """Estimated seconds per section (keys of the run) and the peak bytes of the P(beats)
+    matrices, for these resamples and permutations."""
+    n, m, _ = _sizes(data)
+    pairs = m * (m - 1) / 2
+    t, r, p = len(traits), n_resamples, n_permutations if permutations else 0
+    boot = SEC_BOOT * n / 1700.0
+    matrix = r * m * m
+    has_scores = "score" in data and m > 0
+    out: dict[str, float] = {}
+    for key in keys:
+        sec = SEC_FIXED
+        if has_scores and t:
+            if key == "correlations":  # correlations (4 groupings), compare_metrics (one)
+                sec += t * (2 * r * m * boot * 1.25 + 3 * matrix * SEC_MATRIX
+                            + 3 * m * SEC_ROW)
+            elif key == "metameasures" and m >= 2:  # 12 measures: permutations, splits
+                if p:
+                    sec += pairs * (p * n * N_MEASURES_ALL / N_MEASURES + n * n) * SEC_PAIR
+                sec += r * m * boot * N_MEASURES_ALL / N_MEASURES
+            elif key == "reference_free" and "reference_based" in data.coords:
+                sec += t * (2 * r * m * boot / N_MEASURES + m * SEC_ROW)
+            elif key == "concurrent_validity":
+                sec += t * (2 * r * m * boot / N_MEASURES + m * SEC_ROW)
+            elif key == "data":
+                sec += m * SEC_ROW
+        out[key] = sec
+    return out, float(matrix * BYTES_MATRIX) if has_scores and m >= 2 else 0.0
+
+
+def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
+         n_resamples: int, n_permutations: int, budget: float | None,
+         resamples_given: bool) -> Plan:
+    """Fit the run into ``budget`` seconds (None or 0: no budget), or raise ``ValueError``
+    with the reason before anything is computed.
+
+    ``resamples_given``: the user chose the resamples, which the budget then never lowers
+    (it refuses instead, naming the choice)."""
+    budget = float(budget) if budget else None
+    per, mem = estimate(data, traits, keys, n_resamples=n_resamples,
+                        n_permutations=n_permutations)
+    first = Plan(n_resamples, n_permutations, True, sum(per.values()), per, budget)
+    if budget is None or (first.seconds <= budget and mem <= MAX_MATRIX_BYTES):
+        return first
+    _, m, _ = _sizes(data)
+    if not resamples_given:
+        for r in [v for v in LADDER if v < n_resamples] or [MIN_RESAMPLES]:
+            if r > n_resamples:
+                continue
+            p = min(n_permutations, r)
+            per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p)
+            if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
+                return Plan(r, p, True, sum(per.values()), per, budget, [
+                    f"resamples reduced from {n_resamples} to {r} and permutations from "
+                    f"{n_permutations} to {p} (estimated {first.seconds:.0f} s with "
+                    f"{n_resamples}; budget {budget:.0f} s)"])
+        r = min(MIN_RESAMPLES, n_resamples)
+        per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=0,
+                            permutations=False)
+        if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
+            return Plan(r, 0, False, sum(per.values()), per, budget, [
+                f"resamples reduced from {n_resamples} to {r}, and no permutation tests "
+                f"(discriminative power skipped): {m} metrics make "
+                f"{m * (m - 1) // 2:,} pairs (estimated {first.seconds:.0f} s in full; "
+                f"budget {budget:.0f} s)"])
+    n, _, _ = _sizes(data)
+    reasons = []
+    secs = first.seconds if resamples_given else sum(per.values())
+    if budget is not None and secs > budget:
+        reasons.append(f"the estimated time is about {secs:,.0f} s "
+                       + (f"with {n_resamples} resamples" if resamples_given else
+                          f"even with {MIN_RESAMPLES} resamples and no permutation tests")
+                       + f", over the budget of {budget:.0f} s")
+    if mem > MAX_MATRIX_BYTES:
+        reasons.append(f"the P(beats) and rank matrices of compare_metrics need about "
+                       f"{mem / 1e9:.1f} GB (resamples x metrics^2 x {N_MEASURES} measures; "
+                       f"limit {MAX_MATRIX_BYTES / 1e9:.0f} GB)")
+    raise ValueError(
+        f"report: {'; and '.join(reasons)}: {m:,} metrics on {n:,} outputs and "
+        f"{len(traits)} trait(s) make {m * (m - 1) // 2:,} metric pairs. Nothing was "
+        f"computed. Choose fewer metrics (--metrics, metrics=), fewer traits (--trait) or "
+        f"sections (sections=), fewer resamples, or raise the budget (--budget SECONDS, "
+        f"budget=; 0: no limit).")
+
+
+def settings_line(p: Plan | None) -> str:
+    """The budget's row of the page's settings."""
+    return "none" if p is None else p.line()
+
