@@ -26,8 +26,9 @@ where the file is and a short text summary on stdout. ``--budget SECONDS`` (defa
 with ``--bayes off``) caps the estimated time: over it the default resamples are lowered,
 as the page says, or the report refuses with the reason before computing. ``--trait``
 picks the human traits (in ``report`` the long-format trait column is ``--trait-column``).
-``demo`` writes the same report of the built-in simulated data (``--bayes off`` and 200 resamples by default, so it takes well
-under two minutes on two cores); ``demo --text`` prints the classical text tables instead.
+``demo`` writes the same report of the built-in simulated data (``--bayes off`` and 200
+resamples by default, so it takes well under two minutes on two cores); ``demo --text``
+prints the classical text tables instead.
 
 ``vignette`` runs a vignette (a jupytext percent script, ``vignettes/*.py``) cell by cell
 and writes it as one self-contained HTML page: Markdown, code, printed output and figures

@@ -210,6 +210,9 @@ def table_view(block: TableBlock) -> dict[str, Any]:
         kind = "highest-density interval" if kind == "hdi" else f"{kind} interval"
         notes.append(f"mean, sd, hdi_low/high: posterior; {float(a.get('ci_prob', np.nan)):.0%} "
                      f"{kind} (blue bar; dot = mean).")
+    if "classical" in frame.columns and not {"classical_low", "hdi_low"} & set(frame.columns):
+        notes.append("no interval: this analysis gives point estimates only (no bootstrap "
+                     "or posterior for it in this report); read them as descriptive.")
     if both:
         notes.append("classical estimate: the estimator computed on the data as observed; "
                      "posterior mean: the mean over the posterior draws. They differ in "

@@ -295,7 +295,7 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
     notes = []
     if ctx.bayes != "off" and "score" in ds:
         rel = reliability(ds, ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                          random_seed=ctx.random_seed, progress=False)
+                          random_seed=ctx.random_seed, progress=ctx.progress)
         results.append(rel)
         methods += [reliability, "models/true_score.md"]
         frame = rel.summary()
@@ -578,7 +578,7 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
     trait = ctx.traits[0]
     tables, figures, results = [], [], []
     dp = discriminative_power(ds, trait, resampling=ctx.resampling,
-                              random_seed=ctx.random_seed, progress=False)
+                              random_seed=ctx.random_seed, progress=ctx.progress)
     results.append(dp)
     tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
     if "curve" in (getattr(dp, "extra", {}) or {}):
@@ -658,7 +658,7 @@ def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return Skipped("rater diagnosis is Bayesian (rater_bias); run with --bayes fast "
                        "(preview) or --bayes full")
     res = rater_bias(ds, traits=_rating_traits(ds, ctx) or None, ci_prob=ctx.ci_prob,
-                     sampling=ctx.sampling, random_seed=ctx.random_seed, progress=False)
+                     sampling=ctx.sampling, random_seed=ctx.random_seed, progress=ctx.progress)
     frame = res.summary()
     ests = _estimands(res)
     key = "severity" if "severity" in ests else ests[0]
@@ -718,7 +718,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     from bayesmeta.validity import cfa
 
     fit = cfa(syntax, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-              random_seed=ctx.random_seed, progress=False)
+              random_seed=ctx.random_seed, progress=ctx.progress)
     tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
     results: list[Any] = [fit]
     if len(traits) < 2:
@@ -726,7 +726,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
                                      for r in ds["rater"].values)
     fit1 = cfa(one, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-               random_seed=ctx.random_seed, progress=False)
+               random_seed=ctx.random_seed, progress=ctx.progress)
     results.append(fit1)
     comparison = compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},
                          ci_prob=ctx.ci_prob)
