@@ -192,7 +192,7 @@ def report(
     src = source or str(data.attrs.get("path") or data.attrs.get("source") or "dataset")
     ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, resampling=opts,
                   coefficient=coefficient, ci_prob=ci_prob, source=src,
-                  reduced=list(the_plan.reduced))
+                  reduced=list(the_plan.reduced), dp_measures=the_plan.dp_measures)
     runs = run_sections(data, ctx, chosen_sections, progress=progress)
     sizes = {str(k): int(v) for k, v in data.sizes.items()
              if k in ("system", "item", "rater", "trait", "metric", "run", "reference")}

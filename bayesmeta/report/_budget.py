@@ -6,16 +6,18 @@ take from the data's sizes and the resamples, and fits the run into the budget:
 1. with the resamples asked for, when they fit;
 2. else (resamples left at their default) with fewer resamples and permutations, down to
    :data:`MIN_RESAMPLES`, saying what it reduced;
-3. else without the pairwise permutation tests (the p-values of ``compare_metrics``; the
-   discriminative-power section, which is a permutation test, is then skipped), saying so;
-4. else it refuses, with the reason, before computing anything.
+3. else with discriminative power on its system, within-system and within-item measures
+   only (the global ones build an outputs x outputs matrix per metric pair), saying so;
+4. else without the permutation tests (the discriminative-power section, which is one, is
+   then skipped), saying so;
+5. else it refuses, with the reason, before computing anything.
 
 The cost model counts the work of the resampling engines: a *bootstrap unit* is one metric
 on one resample (its measures over the ``N = systems x items`` outputs), a permutation-test
 pair costs ``(permutations x N + N^2)`` (its Kendall matrix, then the permutations), and the
 P(beats) and rank matrices of ``compare_metrics`` grow as ``resamples x metrics^2``. The
 seconds per unit were measured on SummEval-sized data on the project's 2-core machine under
-load 10 to 16 (see the constants); an idle machine of that size is faster, so the estimate
+load 10 to 21 (see the constants); an idle machine of that size is faster, so the estimate
 is an upper bound there and a rough one elsewhere (``benchmarks/bench_report.py`` prints the
 estimate beside the time).
 """
@@ -36,14 +38,20 @@ MIN_RESAMPLES = 100
 #: Steps the budget tries, largest first (each at most the resamples asked for).
 LADDER = (1000, 500, 300, 200, MIN_RESAMPLES)
 #: Seconds per bootstrap unit (one metric, one resample, one resampling engine, the four
-#: groupings of a coefficient) at N = 1,700 outputs: 11.7 s for ``correlations`` of 43
-#: metrics with 100 resamples (two engines) on the 2-core machine at load 16.
-SEC_BOOT = 6.8e-4
-#: Seconds per permutation-test pair: ``(permutations x N x measures / 4 + N^2) x
-#: SEC_PAIR`` (each pair builds its N x N Kendall matrix once, then permutes); from the
-#: correlation section on SummEval (903 pairs x 1,000 permutations x 4 traits: 272 s,
-#: load 10).
-SEC_PAIR = 1.64e-8
+#: groupings of a coefficient) at N = 1,700 outputs: ``correlations`` of 43 metrics with
+#: 100 resamples took 11.7 s (load 16), and the correlation section of the SummEval report
+#: with 100 resamples 46.9 s for 4 traits (load 20, niced).
+SEC_BOOT = 9.5e-4
+#: Seconds per (permutation x output x measure) of a permutation-test pair, and per element
+#: of the pair's set-up: N^2 with the global (all-outputs) measures, N (systems + items)
+#: without. Fitted to ``discriminative_power`` on SummEval-sized data (28 pairs, 100
+#: permutations: 4.9 s with the 12 measures, 1.45 s without the 3 global ones, load 21)
+#: and checked on the SummEval report (903 pairs, 100 permutations: 144 s with ranking
+#: consistency, load 20, niced).
+SEC_PERM = 2.86e-8
+SEC_PAIR = 4.03e-8
+#: The measures of discriminative power when the budget leaves out the global ones.
+LOCAL_GROUPINGS = ("system", "within_system", "within_item")
 #: Seconds per element of the resamples x metrics^2 x measures P(beats) matrices (three
 #: passes: P(beats), ties, ranks).
 SEC_MATRIX = 1e-8
@@ -54,8 +62,9 @@ MAX_MATRIX_BYTES = 2e9
 #: Seconds per table row (metric x trait) drawn, rendered and checked: plots with a label
 #: per metric, the page's tables, the data-quality check.
 SEC_ROW = 5e-3
-#: Seconds of a section without resampling (reading, plotting).
-SEC_FIXED = 2.0
+#: Seconds of a section without resampling (reading, plotting): 0.7 to 1.4 s each on the
+#: SummEval report (load 20).
+SEC_FIXED = 1.0
 #: Measures per trait of the report's coefficient (system, global, within system and item).
 N_MEASURES = 4
 #: Measures of discriminative power and ranking consistency (``measures="all"``).
@@ -74,6 +83,8 @@ class Plan:
     per_section: dict[str, float]
     budget: float | None
     reduced: list[str] = field(default_factory=list)
+    #: The measures of discriminative power (``"all"``, or without the global ones).
+    dp_measures: str | tuple[str, ...] = "all"
 
     def line(self) -> str:
         """The estimate as one line (printed before the work and on the page)."""
@@ -91,11 +102,12 @@ def _sizes(data: xr.Dataset) -> tuple[int, int, int]:
 
 
 def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
-             n_resamples: int, n_permutations: int, permutations: bool = True
-             ) -> tuple[dict[str, float], float]:
+             n_resamples: int, n_permutations: int, permutations: bool = True,
+             global_measures: bool = True) -> tuple[dict[str, float], float]:
     """Estimated seconds per section (keys of the run) and the peak bytes of the P(beats)
     matrices, for these resamples and permutations."""
-    n, m, _ = _sizes(data)
+    n, m, n_sys = _sizes(data)
+    n_items = int(data.sizes.get("item", 1))
     pairs = m * (m - 1) / 2
     t, r, p = len(traits), n_resamples, n_permutations if permutations else 0
     boot = SEC_BOOT * n / 1700.0
@@ -109,13 +121,15 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
                 sec += t * (2 * r * m * boot * 1.25 + 3 * matrix * SEC_MATRIX
                             + 3 * m * SEC_ROW)
             elif key == "metameasures" and m >= 2:  # 12 measures: permutations, splits
-                if p:
-                    sec += pairs * (p * n * N_MEASURES_ALL / N_MEASURES + n * n) * SEC_PAIR
+                if p and global_measures:
+                    sec += pairs * (p * n * N_MEASURES_ALL * SEC_PERM + n * n * SEC_PAIR)
+                elif p:
+                    sec += pairs * (p * n * 9 * SEC_PERM + n * (n_sys + n_items) * SEC_PAIR)
                 sec += r * m * boot * N_MEASURES_ALL / N_MEASURES
             elif key == "reference_free" and "reference_based" in data.coords:
                 sec += t * (2 * r * m * boot / N_MEASURES + m * SEC_ROW)
-            elif key == "concurrent_validity":
-                sec += t * (2 * r * m * boot / N_MEASURES + m * SEC_ROW)
+            elif key == "concurrent_validity":  # one measure, on system means: 2.9 s on
+                sec += t * (2 * r * m * boot / 16 + m * SEC_ROW)  # SummEval (100 resamples)
             elif key == "data":
                 sec += m * SEC_ROW
         out[key] = sec
@@ -149,6 +163,16 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
                     f"{n_permutations} to {p} (estimated {first.seconds:.0f} s with "
                     f"{n_resamples}; budget {budget:.0f} s)"])
         r = min(MIN_RESAMPLES, n_resamples)
+        p = min(n_permutations, r)
+        per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p,
+                            global_measures=False)
+        if "metameasures" in keys and sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
+            return Plan(r, p, True, sum(per.values()), per, budget, [
+                f"resamples reduced from {n_resamples} to {r} and permutations from "
+                f"{n_permutations} to {p}, and discriminative power without its 3 global "
+                f"(all-outputs) measures, whose permutation tests build an outputs x "
+                f"outputs matrix per metric pair (estimated {first.seconds:.0f} s in full; "
+                f"budget {budget:.0f} s)"], dp_measures=LOCAL_GROUPINGS)
         per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=0,
                             permutations=False)
         if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:

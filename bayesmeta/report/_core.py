@@ -77,6 +77,8 @@ class Context:
     progress: bool = False
     #: What the budget reduced (shown on the page), e.g. the resamples.
     reduced: list[str] = field(default_factory=list)
+    #: The measures of discriminative power (the budget may leave out the global ones).
+    dp_measures: str | tuple[str, ...] = "all"
 
     @property
     def n_resamples(self) -> int:

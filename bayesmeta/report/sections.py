@@ -577,7 +577,8 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
                        "--budget 0 runs them)")
     trait = ctx.traits[0]
     tables, figures, results = [], [], []
-    dp = discriminative_power(ds, trait, resampling=ctx.resampling,
+    measures = ctx.dp_measures if isinstance(ctx.dp_measures, str) else list(ctx.dp_measures)
+    dp = discriminative_power(ds, trait, measures=measures, resampling=ctx.resampling,
                               random_seed=ctx.random_seed, progress=ctx.progress)
     results.append(dp)
     tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
@@ -593,6 +594,10 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
                       higher="most consistent", lower="least")]
     notes = [] if len(ctx.traits) == 1 else [
         f"Computed for the first trait ({trait}); pass traits=[...] (--trait) for others."]
+    if measures != "all":
+        notes.append("Discriminative power without the global (all-outputs) measures: the "
+                     "time budget left them out (see the top of the page; --budget 0 runs "
+                     "them).")
     return SectionOutput("Discriminative power and ranking consistency", tables, figures,
                          "\n".join(ln for ln in lines if ln),
                          [discriminative_power, ranking_consistency], results, notes)
