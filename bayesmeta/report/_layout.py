@@ -55,7 +55,7 @@ def fit_figure(fig: Any) -> None:
     if not axes:
         return
     w, h = (float(v) for v in fig.get_size_inches())
-    need_h, need_w = h, w
+    need_h, need_w = 0.0, w
     for ax in axes:
         ys, xs = _named(ax.get_yticklabels()), _named(ax.get_xticklabels())
         for t in ys + xs:
@@ -66,7 +66,11 @@ def fit_figure(fig: Any) -> None:
         vertical = xs and abs(xs[0].get_rotation() % 180 - 90) < 1
         if vertical and not _numeric(xs):
             need_w = max(need_w, len(xs) * PER_LABEL_IN + 3.0)
-    fig.set_size_inches(min(need_w, MAX_WIDTH_IN), need_h)
+    n_max = max(len(_named(ax.get_yticklabels())) for ax in axes)
+    # many labels: the height is the labels' (a plot's own guess may be much taller);
+    # few: the plot's own height, at least the labels'
+    height = need_h if n_max >= 10 else max(h, need_h)
+    fig.set_size_inches(min(need_w, MAX_WIDTH_IN), height)
     w = min(need_w, MAX_WIDTH_IN)
     for ax in axes:  # a numeric axis (ranks) keeps every k-th tick when they crowd
         xs = _named(ax.get_xticklabels())

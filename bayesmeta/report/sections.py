@@ -446,7 +446,8 @@ def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput |
                  + (" (the two classical columns agree)." if agree else
                     "; WARNING: the two classical columns differ."))
     title = f"Concurrent validity ({level} level, {ctx.coefficient})"
-    fig = plot_table_heatmap(table, "metric", "trait", title)
+    fig = plot_table_heatmap(table[["classical"]], "metric", "trait",
+                             f"{title}: classical estimate")
     return SectionOutput("Concurrent validity", [block(with_iv, ctx)],
                          [fig if fig is not None else forest(with_iv, title=title)],
                          reading, [concurrent_validity, correlations], [res, *boots], notes)
