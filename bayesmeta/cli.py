@@ -4,7 +4,8 @@
     bayesmeta reliability [PATH ...] [reading options] [--coefficient kendall]
                           [--bayes [--fast] [--seed N]]
     bayesmeta report DATA [--design design.toml] [reading options] [--trait T]
-                     [--bayes off|fast|full] [--seed N] [--resamples N] --out report.html
+                     [--bayes off|fast|full] [--seed N] [--resamples N] [--budget S]
+                     [--no-progress] --out report.html
     bayesmeta demo [--out bayesmeta-demo.html] [--bayes off|fast|full] [--seed N] [--text]
     bayesmeta vignette PATH [--out FILE]
 
@@ -19,11 +20,15 @@ built-in simulated SummEval-shaped data. ``--bayes`` adds the posterior of the t
 model (consistency, stability, SEM, items needed) next to the classical estimates.
 
 ``report`` writes the uncertainty-aware metric report (:func:`bayesmeta.report`): one
-self-contained HTML file, one progress line per section on stderr, then where the file is
-and a short text summary on stdout. ``--trait`` picks the human traits (in ``report`` the
-long-format trait column is ``--trait-column``). ``demo`` writes the same report of the
-built-in simulated data (``--bayes off`` and 200 resamples by default, so it takes well
-under two minutes on two cores); ``demo --text`` prints the classical text tables instead.
+self-contained HTML file; on stderr the cost estimate before the work, then a progress bar
+(or, when stderr is not a terminal, one line per section; ``--no-progress``: nothing); then
+where the file is and a short text summary on stdout. ``--budget SECONDS`` (default 120
+with ``--bayes off``) caps the estimated time: over it the default resamples are lowered,
+as the page says, or the report refuses with the reason before computing. ``--trait``
+picks the human traits (in ``report`` the long-format trait column is ``--trait-column``).
+``demo`` writes the same report of the built-in simulated data (``--bayes off`` and 200
+resamples by default, so it takes well under two minutes on two cores); ``demo --text``
+prints the classical text tables instead.
 
 ``vignette`` runs a vignette (a jupytext percent script, ``vignettes/*.py``) cell by cell
 and writes it as one self-contained HTML page: Markdown, code, printed output and figures
@@ -33,9 +38,9 @@ traceback is on the page, and the exit status is 1.
 ``report --design design.toml`` reads the reading and report options from a TOML file
 (keys as the long flags with ``_`` for ``-``: ``format``, ``system``, ``item``, ``metrics``,
 ``ratings``, ``human``, ``scale``, ..., ``trait_column``, and ``data``, ``traits``,
-``bayes``, ``seed``, ``resamples``, ``coefficient``, ``out``; top level or in ``[read]`` and
-``[report]`` tables). A flag given on the command line overrides the file; an unknown key
-is an error naming it. See :func:`load_design`.
+``bayes``, ``seed``, ``resamples``, ``budget``, ``coefficient``, ``out``; top level or in
+``[read]`` and ``[report]`` tables). A flag given on the command line overrides the file;
+an unknown key is an error naming it. See :func:`load_design`.
 
 Reading options (the keywords of :func:`bayesmeta.read_csv`): ``--format``, ``--system``,
 ``--item``, ``--id``, ``--id-split``, ``--run``, ``--metrics``, ``--ratings``, ``--human``,
@@ -285,6 +290,8 @@ def _tables(ds: xr.Dataset, source: str, coefficient: str, bayes: bool = False,
             out += [f"{run.title}: skipped ({run.reason})", ""]
             continue
         for res in run.output.results:
+            if type(res).__name__ == "CorrelationsResult":  # the intervals of concurrent
+                continue  # validity: on the HTML page (`bayesmeta report`)
             out += [str(res), ""]
     return "\n".join(out)
 
@@ -356,9 +363,17 @@ def add_report_parsers(sub: Any) -> None:
         else:
             p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the "
                                                                "demo is reproducible)")
-        p.add_argument("--resamples", type=int, default=resamples,
+        p.add_argument("--resamples", type=int, default=None if p is rep else resamples,
                        help=f"resamples and permutations of the resampling analyses "
-                            f"(default {resamples})")
+                            f"(default {resamples}" + (", lowered by the time budget when "
+                                                       "not given" if p is rep else "") + ")")
+        p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                       help="seconds the report may take (default 120 with --bayes off; 0: "
+                            "no limit): estimated before computing; over it, the default "
+                            "resamples are lowered (said on the page) or the report refuses "
+                            "with the reason")
+        p.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="no progress bars or cost estimate on stderr")
         p.add_argument("--coefficient", default="kendall",
                        choices=["kendall", "spearman", "pearson"],
                        help="correlation coefficient of MTMM, concurrent validity and the "
@@ -376,6 +391,7 @@ DESIGN_READ_KEYS = {
     "lower_is_better": "lower_is_better", "value": "value", "rater": "rater",
     "trait_column": "trait", "metric": "metric", "reference": "reference"}
 DESIGN_REPORT_KEYS = {
+    "budget": "budget",
     "data": "paths", "traits": "traits", "bayes": "bayes", "seed": "seed",
     "resamples": "resamples", "coefficient": "coefficient", "out": "out"}
 _CHOICES = {"format": ("wide", "long", "metriceval"), "bayes": ("off", "fast", "full"),
@@ -394,6 +410,10 @@ def _design_value(key: str, value: Any, where: str) -> Any:
         if key == "resamples" and value < 1:
             raise ValueError(f"{where}: 'resamples' must be at least 1, got {value}.")
         return value
+    if key == "budget":
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise bad("a number of seconds >= 0")
+        return float(value)
     if key == "bayes" and isinstance(value, bool):
         return "full" if value else "off"
     if key in ("scale", "human_scale"):
@@ -574,9 +594,10 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
         ds = read_from_args(args.paths, args)
         source = ", ".join(args.paths)
         traits = _columns(args.traits, "--trait")
+    resampling = None if args.resamples is None else {"n_resamples": args.resamples}
     rep = bm.report(ds, traits=traits, bayes=bayes, random_seed=args.seed,
-                    resampling={"n_resamples": args.resamples}, coefficient=args.coefficient,
-                    source=source, progress=True)
+                    resampling=resampling, coefficient=args.coefficient, source=source,
+                    progress=args.progress, budget=args.budget)
     path = rep.save(args.out)
     for w in caught or []:
         print(f"warning: {w.message}", file=sys.stderr)

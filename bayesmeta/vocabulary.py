@@ -142,6 +142,7 @@ KEYWORDS: dict[str, str] = {
     "sets": "corroboration: the metric sets evaluated",
     "sizes": "corroboration: the sizes of the random metric sets",
     "source": "report: the label of the data's source",
+    "budget": "report: the seconds a report may take (0: no limit)",
     "squeeze": "rank_normalize: the squeeze towards 0.5",
     "standardize": "rank_normalize: standard normal scores",
     "target": "a target reliability (or which variable granularity coarsens)",

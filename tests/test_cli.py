@@ -10,7 +10,7 @@ from bayesmeta.cli import main
 def test_demo_prints_tables(capsys):
     assert main(["demo", "--text"]) == 0
     out = capsys.readouterr().out
-    for heading in ("Metric stability", "Metric consistency", "Inter-rater agreement",
+    for heading in ("Metric stability", "Metric consistency", "Agreement coefficients",
                     "Multitrait-multimethod", "Concurrent validity"):
         assert heading in out
 

@@ -282,6 +282,16 @@ def test_undefined_measures_say_why_in_the_notes():
     assert f"system_kendall of {const} cannot be computed: the metric is constant" in text
     others = [str(m) for m in ds["metric"].values[1:]]
     assert not any(m in text for m in others)  # defined rows get no note
+    # compare_metrics says the same of its NaN difference rows (issue 21)
+    cmp_ = bm.compare_metrics(ds, "COH", measures="global_pearson", random_seed=0,
+                              resampling={"n_resamples": 20, "n_permutations": 0})
+    diff = cmp_.summary()["classical"]
+    rows = diff.index.get_level_values("metric") == const
+    assert rows.any() and diff[rows].isna().all() and diff[~rows].notna().all()
+    cmp_text = " ".join(cmp_.notes)
+    assert f"global_pearson of {const} cannot be computed: the metric is constant" in cmp_text
+    assert "Every difference with such a metric is NaN" in cmp_text
+    assert not any(m in cmp_text for m in others)
     # a human score constant within each system: within-system measures are undefined
     from bayesmeta.correlation.comparison import _why_undefined
 

@@ -136,14 +136,33 @@ def test_provenance_header_and_text_summary(fake_report, tmp_path):
     assert "<html" not in frag and 'id="sec-good"' in frag
 
 
-def test_long_tables_are_cut_with_a_note(tiny):
-    idx = pd.MultiIndex.from_product([["rho"], [f"m{k}" for k in range(MAX_ROWS + 5)]],
+def test_long_tables_show_the_top_rows_and_the_full_table(tiny):
+    """Issue 21: a long table shows its top rows, every row in a collapsible full table,
+    and a CSV download of every row (a data: URI, the page stays self-contained)."""
+    import base64
+    import io
+
+    n = MAX_ROWS + 5
+    idx = pd.MultiIndex.from_product([["rho"], [f"m{k}" for k in range(n)]],
                                      names=["estimand", "metric"])
-    res = bm.Result(pd.DataFrame({"classical": np.linspace(0, 1, len(idx))}, index=idx),
-                    title="Long")
-    sec = Section("long", "Long", lambda d, c: SectionOutput("Long", [block(res, c)]))
+    values = np.linspace(0, 1, n)
+    res = bm.Result(pd.DataFrame({"classical": values}, index=idx), title="Long")
+    sec = Section("long", "Long", lambda d, c: SectionOutput(
+        "Long", [block(res, c), block(res, c, "Ranked", rank=True)]))
     html = bm.report(tiny, sections=[sec], random_seed=1).html()
-    assert f"showing the first {MAX_ROWS} of {MAX_ROWS + 5} rows" in html
+    assert f"showing the {MAX_ROWS} rows first of {n}" in html
+    assert f"showing the {MAX_ROWS} rows with the highest estimate of {n}" in html
+    assert html.count(f"the full table: all {n} rows</summary>") == 2
+    section = html[html.index('id="sec-long"'):]
+    ranked = section[section.index("<h3>Ranked</h3>"):]
+    top = ranked[:ranked.index("<details")]
+    assert f"<td>m{n - 1}</td>" in top and "<td>m0</td>" not in top  # best first
+    uris = re.findall(r'href="(data:text/csv;charset=utf-8;base64,[^"]+)"', section)
+    assert len(uris) == 2
+    csv = pd.read_csv(io.StringIO(base64.b64decode(uris[0].split(",", 1)[1]).decode()))
+    assert len(csv) == n
+    np.testing.assert_allclose(csv["classical"], values, rtol=1e-12)  # raw, not rounded
+    _self_contained(html)
 
 
 def test_report_rejects_bad_arguments(tiny):

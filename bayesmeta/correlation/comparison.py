@@ -424,9 +424,15 @@ def compare_metrics(
     note = calibration_note(len(scores["system"]), names)
     if note:
         info["calibration"] = note
+    # issue 21, no silent NaN: a metric whose measure is undefined makes every difference
+    # with it NaN; say which and why
+    nan_notes = undefined_notes(x, z, names, point, labels)
+    if nan_notes:
+        nan_notes.append("Every difference with such a metric is NaN in summary(), and its "
+                         "P(beats) compares undefined draws.")
     return MetricComparisonResult(
         table, title="Pairwise comparison of metrics", info=info, details=details,
         extra=extra, ci_prob=ci_prob, classical_ci_kind=f"percentile bootstrap ({opts.unit})",
         posterior="Bayesian bootstrap", random_seed=seed, data_hash=data_hash(data),
-        notes=["details(): pvalue (permutation test of the difference) and p_beats "
-               "(posterior probability that metric beats metric2)."])
+        notes=[*nan_notes, "details(): pvalue (permutation test of the difference) and "
+                           "p_beats (posterior probability that metric beats metric2)."])

@@ -16,6 +16,7 @@ from typing import Any
 import xarray as xr
 
 from bayesmeta.options import ResamplingOptions
+from bayesmeta.report._budget import DEFAULT_BUDGET, plan
 from bayesmeta.report._core import (
     BAYES_MODES,
     Context,
@@ -24,6 +25,7 @@ from bayesmeta.report._core import (
     SectionRun,
     Skipped,
     TableBlock,
+    interactive,
     run_sections,
 )
 from bayesmeta.report._report import Report
@@ -50,17 +52,23 @@ def report(
     sections: Sequence[Section | str] | None = None,
     source: str | None = None,
     progress: bool | None = None,
+    budget: float | None = None,
 ) -> Report:
     """The uncertainty-aware metric report of a dataset.
 
     Runs every section (data and design, reliability, agreement, MTMM, concurrent validity,
     correlation measures with P(A beats B), discriminative power and ranking consistency,
     rater diagnosis, ordinal CFA) and collects their tables (classical and Bayesian side by
-    side, intervals drawn as intervals), plots, two-line readings and timings. A section
-    whose inputs the data lacks is *skipped* with the reason (no ordinal ratings: the rater
-    sections); a section that raises is shown as *failed* with the error, and the report
-    goes on. MCMC tables with ``r_hat > 1.01``, ``ess_bulk < 400`` or divergences are listed
-    at the top.
+    side, intervals drawn as intervals), plots, two-line readings and timings. The page
+    opens with the answer: per trait the best metrics with their intervals and P(best),
+    the raters that disagree or deviate, what the data could not support, every
+    data-quality finding (and MCMC tables with ``r_hat > 1.01``, ``ess_bulk < 400`` or
+    divergences, when there are any); settings and provenance close it. A section whose
+    inputs the data lacks is *skipped* with the reason (no ordinal ratings: the rater
+    sections); a section with an estimate that cannot be computed is *partial*, with the
+    reason; a section that raises is shown as *failed* with the error, and the report goes
+    on. Before computing, the time of each section is estimated and fitted into
+    ``budget``.
 
     Parameters
     ----------
@@ -90,7 +98,17 @@ def report(
     source : str, optional
         How to name the data in the header (default ``data.attrs["path"]`` or ``"source"``).
     progress : bool, optional
-        One line per section on stderr, with its time (default: when stderr is a terminal).
+        Progress bars (tqdm.auto: a terminal bar, or a widget in Jupyter) per section and
+        inside long sections, and the cost estimate before the work (default: when someone
+        is watching: stderr is a terminal or the code runs in a notebook). False: silent.
+    budget : float, optional
+        Seconds the report may take (default 120 with ``bayes="off"``, none otherwise; 0:
+        no limit). Before computing, the report estimates each section's time from the
+        data's sizes; over budget, it lowers the resamples and permutations it chose by
+        default (down to 100; then without the pairwise permutation tests), saying on the
+        page what it reduced, and refuses with the reason (``ValueError``) when even that
+        does not fit or when the resamples were given (it never lowers a choice made).
+        The Bayesian models are not in the estimate.
 
     Each section receives exactly the options its analyses take (:attr:`Section.options`);
     an option given here that no section of the run takes (``coefficient``, ``ci_prob``,
@@ -159,16 +177,33 @@ def report(
                 raise ValueError(f"sections: unknown section {s!r}; sections are "
                                  f"{', '.join(map(repr, by_key))}.")
     _check_options_used(given, chosen_sections)
+    if budget is not None and (not isinstance(budget, int | float) or budget < 0):
+        raise ValueError(f"budget must be a number of seconds >= 0 (0: no limit), got "
+                         f"{budget!r}.")
+    if budget is None:
+        budget = DEFAULT_BUDGET if bayes == "off" else 0.0
+    resamples_given = isinstance(resampling, ResamplingOptions) or (
+        isinstance(resampling, Mapping) and "n_resamples" in resampling)
+    the_plan = plan(data, chosen, [s.key for s in chosen_sections],
+                    n_resamples=opts.n_resamples, n_permutations=opts.n_permutations,
+                    budget=budget, resamples_given=resamples_given)
+    opts = opts.replace(n_resamples=the_plan.n_resamples,
+                        n_permutations=the_plan.n_permutations)
+    if progress is None:
+        progress = interactive()
+    if progress:
+        print(f"bayesmeta report: {the_plan.line()}", file=sys.stderr, flush=True)
     seed = resolve_seed(random_seed)
     src = source or str(data.attrs.get("path") or data.attrs.get("source") or "dataset")
     ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, resampling=opts,
-                  coefficient=coefficient, ci_prob=ci_prob, source=src)
-    if progress is None:
-        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+                  coefficient=coefficient, ci_prob=ci_prob, source=src,
+                  reduced=list(the_plan.reduced), dp_measures=the_plan.dp_measures)
     runs = run_sections(data, ctx, chosen_sections, progress=progress)
     sizes = {str(k): int(v) for k, v in data.sizes.items()
              if k in ("system", "item", "rater", "trait", "metric", "run", "reference")}
-    return Report(runs, context=ctx, data_hash=data_hash(data), sizes=sizes, source=src)
+    rep = Report(runs, context=ctx, data_hash=data_hash(data), sizes=sizes, source=src)
+    rep.budget_line = the_plan.line()
+    return rep
 
 
 def _check_options_used(given: set[str], sections: Sequence[Section]) -> None:

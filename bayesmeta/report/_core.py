@@ -25,7 +25,7 @@ import xarray as xr
 from bayesmeta.options import ResamplingOptions
 from bayesmeta.summaries import CI_PROB
 
-__all__ = ["BAYES_MODES", "Context", "Section", "SectionOutput", "SectionRun",
+__all__ = ["BAYES_MODES", "Context", "Finding", "Section", "SectionOutput", "SectionRun",
            "Skipped", "TableBlock", "run_sections"]
 
 #: The ``bayes=`` settings of :func:`bayesmeta.report`.
@@ -73,6 +73,12 @@ class Context:
     coefficient: str = "kendall"
     ci_prob: float = CI_PROB
     source: str = ""
+    #: Show progress bars (tqdm) inside long sections as well as per section.
+    progress: bool = False
+    #: What the budget reduced (shown on the page), e.g. the resamples.
+    reduced: list[str] = field(default_factory=list)
+    #: The measures of discriminative power (the budget may leave out the global ones).
+    dp_measures: str | tuple[str, ...] = "all"
 
     @property
     def n_resamples(self) -> int:
@@ -96,6 +102,25 @@ class TableBlock:
     signature: str = ""
     preview: bool = False
     total_rows: int | None = None
+    #: Shown only collapsed (``<details>``) and as CSV: a large companion table, e.g. the
+    #: full P(beats) matrix beside its heatmap.
+    collapsed: bool = False
+    #: Sort the rows shown at the top by the estimate, best first (the full table keeps the
+    #: result's order).
+    rank: bool = False
+
+
+@dataclass
+class Finding:
+    """One line of the page's opening answer, offered by a section: ``kind`` is one of
+    ``"best"`` (the best metrics of a trait), ``"raters"`` (raters or judges that deviate,
+    or a panel that disagrees), ``"quality"`` (a data-quality finding) or ``"limit"`` (what
+    the data could not support); ``frame`` an optional small table shown with it."""
+
+    kind: str
+    text: str
+    trait: str | None = None
+    frame: pd.DataFrame | None = None
 
 
 @dataclass
@@ -109,6 +134,11 @@ class SectionOutput:
     methods: list[Callable[..., Any] | str] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Lines for the opening answer (:class:`Finding`).
+    findings: list[Finding] = field(default_factory=list)
+    #: Why part of the section has no value (an estimate that cannot be computed); any
+    #: reason makes the section "partial" instead of "ok".
+    partial: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -133,7 +163,8 @@ class Section:
 
 @dataclass
 class SectionRun:
-    """A section after it ran: status ``"ok"``, ``"skipped"`` or ``"failed"``."""
+    """A section after it ran: status ``"ok"``, ``"partial"`` (some estimate could not be
+    computed: ``partial`` says why), ``"skipped"`` or ``"failed"``."""
 
     key: str
     title: str
@@ -144,35 +175,41 @@ class SectionRun:
     error: str = ""
     warnings: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
+    #: Per image: what its labels measure (``n_labels``, ``font_px``, ``label_px``: the
+    #: smallest distance between neighbouring tick labels, in the PNG's pixels).
+    image_info: list[dict[str, Any]] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
 
 
-def figure_png(fig: Any) -> str:
-    """A matplotlib figure as a base64 PNG data URI (closed afterwards)."""
-    import base64
-    import io
+def interactive() -> bool:
+    """Whether a person is watching: stderr is a terminal, or the code runs in a Jupyter
+    kernel (where tqdm.auto draws a notebook widget)."""
+    if getattr(sys.stderr, "isatty", lambda: False)():
+        return True
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
-    import matplotlib.pyplot as plt
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+def _tqdm() -> Any:
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    return tqdm
 
 
 class _Progress:
-    """One line per section on stderr: through tqdm (a bar with the section's name) when it
-    is installed and stderr is a terminal, else plain lines."""
+    """The report's progress: a tqdm bar (tqdm.auto: a widget in notebooks) with one step
+    per section and the section's name when someone is watching; else, when enabled, one
+    plain line per section on stderr (a log)."""
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.enabled, self.bar = enabled, None
-        if enabled and getattr(sys.stderr, "isatty", lambda: False)():
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, desc="bayesmeta report", unit="section",
-                                file=sys.stderr, leave=True)
+        tqdm = _tqdm() if enabled and interactive() else None
+        if tqdm is not None:
+            self.bar = tqdm(total=total, desc="bayesmeta report", unit="section",
+                            file=sys.stderr, leave=True)
 
     def start(self, title: str) -> None:
         if self.bar is not None:
@@ -192,16 +229,57 @@ class _Progress:
             self.bar.close()
 
 
+def steps(context: Context, items: Sequence[Any], desc: str) -> Any:
+    """The items of a section's loop (traits, ...), with a nested tqdm bar when the report
+    shows bars (:attr:`Context.progress`) and the loop has more than one step."""
+    tqdm = _tqdm() if context.progress and len(items) > 1 else None
+    if tqdm is None:
+        return items
+    return tqdm(items, desc=desc, leave=False, position=1, file=sys.stderr)
+
+
+def partial_reasons(out: SectionOutput) -> list[str]:
+    """Why part of a section has no value (issue 21: no silent NaN): the section's own
+    reasons, its results' notes of estimates that cannot be computed, and each table with
+    rows whose every estimate column is NaN."""
+    reasons = list(out.partial)
+    seen: set[int] = set()
+    for res in out.results:
+        if id(res) in seen:
+            continue
+        seen.add(id(res))
+        for note in getattr(res, "notes", None) or []:
+            if ("cannot be computed" in note or "without a value" in note) and \
+                    note not in reasons:
+                reasons.append(str(note))
+    for b in out.tables:
+        cols = [c for c in ("classical", "mean") if c in b.frame.columns]
+        if not cols or b.frame.empty:
+            continue
+        empty = b.frame[cols].isna().all(axis=1).to_numpy()
+        if empty.any():
+            rows = [" / ".join(map(str, i)) if isinstance(i, tuple) else str(i)
+                    for i in b.frame.index[empty][:4]]
+            more = f", ... ({int(empty.sum()) - 4} more)" if empty.sum() > 4 else ""
+            reasons.append(f"{int(empty.sum())} of {len(b.frame)} rows of '{b.caption}' have "
+                           f"no estimate (NaN): {', '.join(rows)}{more}.")
+    return reasons
+
+
 def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section], *,
                  progress: bool = False) -> list[SectionRun]:
-    """Run each section, timing it; an exception becomes a failed section."""
+    """Run each section, timing it; an exception becomes a failed section, a section with
+    estimates that cannot be computed is "partial" (with the reasons)."""
     import matplotlib
+
+    from bayesmeta.report._layout import figure_png
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
         matplotlib.use("Agg")
     runs = []
     n = len(sections)
     bar = _Progress(n, progress)
+    context.progress = bar.bar is not None
     for k, sec in enumerate(sections, 1):
         bar.start(f"[{k}/{n}] {sec.title}")
         start = time.perf_counter()
@@ -209,7 +287,7 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
             warnings.simplefilter("always")
             try:
                 out = sec.run(data, context)
-                images = [figure_png(f) for f in (out.figures if isinstance(
+                pngs = [figure_png(f) for f in (out.figures if isinstance(
                     out, SectionOutput) else [])]
             except Exception as err:  # a failing section must not stop the report
                 tb = traceback.extract_tb(err.__traceback__)
@@ -224,7 +302,10 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
                 if isinstance(out, Skipped):
                     run = SectionRun(sec.key, sec.title, "skipped", secs, reason=out.reason)
                 else:
-                    run = SectionRun(sec.key, sec.title, "ok", secs, output=out, images=images)
+                    why = partial_reasons(out)
+                    run = SectionRun(sec.key, sec.title, "partial" if why else "ok", secs,
+                                     output=out, images=[u for u, _ in pngs],
+                                     image_info=[i for _, i in pngs], partial=why)
         seen: list[str] = []
         for w in caught:
             text = f"{w.category.__name__}: {w.message}"
@@ -232,7 +313,8 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
                 seen.append(text)
         run.warnings = seen
         runs.append(run)
-        tail = {"ok": "done", "skipped": f"skipped ({run.reason})",
+        tail = {"ok": "done", "partial": f"partial ({len(run.partial)} reason(s) on the page)",
+                "skipped": f"skipped ({run.reason})",
                 "failed": f"FAILED ({run.error})"}[run.status]
         bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
     bar.close()

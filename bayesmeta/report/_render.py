@@ -26,8 +26,17 @@ from bayesmeta.report._template import CSS, TEMPLATE
 if TYPE_CHECKING:  # _report imports this module to render a Report
     from bayesmeta.report._report import Report
 
-#: Rows shown per table (the rest is counted under the table).
-MAX_ROWS = 60
+#: Rows shown at the top of a table; a longer table also has its full version in a
+#: collapsible ``<details>`` below and as a CSV download.
+TOP_ROWS = 20
+#: Rows of the full (collapsible) version; beyond this the full table is the CSV download.
+FULL_ROWS = 3000
+#: Kept for older callers: the rows shown at the top of a table.
+MAX_ROWS = TOP_ROWS
+
+#: Column labels on the page where a table has both a classical and a posterior column.
+LABELS = {"classical": "classical estimate", "mean": "posterior mean",
+          "sd": "posterior sd"}
 
 _BAR_W, _BAR_H = 150, 16
 
@@ -126,23 +135,23 @@ def _scales(frame: pd.DataFrame) -> dict[Any, tuple[float, float]]:
     return out
 
 
-def table_view(block: TableBlock) -> dict[str, Any]:
-    """A table as the template wants it: header, rows of (labels, cells, bar), notes."""
-    _jinja()
+def csv_uri(frame: pd.DataFrame) -> str:
+    """A table as a ``data:`` URI of its CSV (raw values, every row): a download link that
+    keeps the page self-contained."""
+    import base64
+
+    text = frame.to_csv()
+    return "data:text/csv;charset=utf-8;base64," + base64.b64encode(
+        text.encode("utf-8")).decode("ascii")
+
+
+def _rows(frame: pd.DataFrame, index_names: list[str], scales: dict[Any, Any]) -> list[dict]:
     from markupsafe import Markup
 
-    frame = block.frame
-    index_names = [str(n) if n is not None else "" for n in frame.index.names]
-    if len(frame.index.names) == 1 and frame.index.names[0] is None and isinstance(
-            frame.index, pd.RangeIndex):
-        index_names = []
-    columns = [str(c) for c in frame.columns]
-    scales = _scales(frame)
     flagged_r = frame["r_hat"] > RHAT_MAX if "r_hat" in frame.columns else None
     flagged_e = frame["ess_bulk"] < ESS_MIN if "ess_bulk" in frame.columns else None
     rows = []
-    shown = frame.iloc[:MAX_ROWS]
-    for k, (idx, r) in enumerate(shown.iterrows()):
+    for k, (idx, r) in enumerate(frame.iterrows()):
         labels = list(idx) if isinstance(idx, tuple) else ([idx] if index_names else [])
         cells = []
         for c in frame.columns:
@@ -151,15 +160,47 @@ def table_view(block: TableBlock) -> dict[str, Any]:
             cells.append({"text": _fmt(str(c), r[c]), "bad": bad,
                           "num": pd.api.types.is_number(r[c])})
         est = labels[0] if labels else None
-        bar = ""
-        if est in scales:
-            bar = Markup(interval_bar(r, *scales[est]))
+        bar = Markup(interval_bar(r, *scales[est])) if est in scales else ""
         rows.append({"labels": [str(v) for v in labels], "cells": cells, "bar": bar})
+    return rows
+
+
+def _top(frame: pd.DataFrame, rank: bool) -> pd.DataFrame:
+    """The rows shown at the top: the first :data:`TOP_ROWS`, or (``rank``) the
+    :data:`TOP_ROWS` with the highest estimate."""
+    if not rank:
+        return frame.iloc[:TOP_ROWS]
+    col = next((c for c in ("classical", "mean") if c in frame.columns
+                and frame[c].notna().any()), None)
+    if col is None:
+        return frame.iloc[:TOP_ROWS]
+    return frame.sort_values(col, ascending=False, na_position="last",
+                             kind="mergesort").iloc[:TOP_ROWS]
+
+
+def table_view(block: TableBlock) -> dict[str, Any]:
+    """A table as the template wants it: header, the rows at the top, the full table when
+    they are not all of it, a CSV link, notes."""
+    _jinja()
+    frame = block.frame
+    index_names = [str(n) if n is not None else "" for n in frame.index.names]
+    if len(frame.index.names) == 1 and frame.index.names[0] is None and isinstance(
+            frame.index, pd.RangeIndex):
+        index_names = []
+    both = "classical" in frame.columns and "mean" in frame.columns
+    columns = [LABELS.get(str(c), str(c)) if both else str(c) for c in frame.columns]
+    scales = _scales(frame)
+    shown = frame.iloc[:0] if block.collapsed else _top(frame, block.rank)
+    cut = block.collapsed or len(shown) < len(frame)
+    full = frame.iloc[:FULL_ROWS] if cut else frame.iloc[:0]
     notes = list(block.notes)
-    total = block.total_rows if block.total_rows is not None else len(frame)
-    if total > len(shown):
-        notes.append(f"showing the first {len(shown)} of {total} rows; the full table is the "
-                     f"summary() of the result named in this section's method.")
+    if cut and not block.collapsed:
+        order = "with the highest estimate" if block.rank else "first"
+        notes.append(f"showing the {len(shown)} rows {order} of {len(frame)}; every row is in "
+                     f"the full table below and in the CSV.")
+    if len(frame) > FULL_ROWS:
+        notes.append(f"the full table below stops at {FULL_ROWS} of {len(frame)} rows; the CSV "
+                     f"has every row.")
     a = frame.attrs
     if "classical_low" in frame.columns and a.get("classical_ci_kind"):
         notes.append(f"classical_low/high: {float(a.get('classical_ci_prob', np.nan)):.0%} "
@@ -169,6 +210,13 @@ def table_view(block: TableBlock) -> dict[str, Any]:
         kind = "highest-density interval" if kind == "hdi" else f"{kind} interval"
         notes.append(f"mean, sd, hdi_low/high: posterior; {float(a.get('ci_prob', np.nan)):.0%} "
                      f"{kind} (blue bar; dot = mean).")
+    if "classical" in frame.columns and not {"classical_low", "hdi_low"} & set(frame.columns):
+        notes.append("no interval: this analysis gives point estimates only (no bootstrap "
+                     "or posterior for it in this report); read them as descriptive.")
+    if both:
+        notes.append("classical estimate: the estimator computed on the data as observed; "
+                     "posterior mean: the mean over the posterior draws. They differ in "
+                     "general; quote them with their own intervals.")
     if "elpd_low" in frame.columns:
         notes.append(f"elpd, elpd_low/high: PSIS-LOO expected log predictive density; "
                      f"{float(a.get('elpd_ci_prob', np.nan)):.0%} {a.get('elpd_ci_kind', '')} "
@@ -176,9 +224,21 @@ def table_view(block: TableBlock) -> dict[str, Any]:
     if "r_hat" in frame.columns:
         notes.append(f"r_hat <= {RHAT_MAX} and ess_bulk >= {ESS_MIN} mean the chains agree "
                      f"and the summary is precise enough to report (red: not met).")
+    slug = "".join(ch if ch.isalnum() else "-" for ch in block.caption.lower()).strip("-")
     return {"caption": block.caption, "index_names": index_names, "columns": columns,
-            "rows": rows, "notes": notes, "signature": block.signature,
+            "rows": _rows(shown, index_names, scales), "notes": notes,
+            "full_rows": _rows(full, index_names, scales), "n_rows": len(frame),
+            "collapsed": block.collapsed, "csv": csv_uri(frame),
+            "csv_name": (slug[:60] or "table") + ".csv", "signature": block.signature,
             "preview": block.preview, "has_bar": bool(scales)}
+
+
+def _answer_table(frame: pd.DataFrame, *, first: bool) -> dict[str, Any]:
+    """A best-metrics table of the answer (its column notes only under the first)."""
+    view = table_view(TableBlock("", frame.rename(columns={"p_best": "P(best)"})))
+    if not first:
+        view["notes"] = []
+    return view
 
 
 def render_html(report: Report, *, standalone: bool = True) -> str:
@@ -189,7 +249,10 @@ def render_html(report: Report, *, standalone: bool = True) -> str:
         item: dict[str, Any] = {"key": run.key, "title": run.title, "status": run.status,
                                 "seconds": f"{run.seconds:.1f}", "reason": run.reason,
                                 "error": run.error, "warnings": run.warnings,
-                                "images": run.images, "tables": [], "reading": [],
+                                "images": [dict(info, src=uri) for uri, info in zip(
+                                    run.images, run.image_info or [{}] * len(run.images),
+                                    strict=True)],
+                                "partial": run.partial, "tables": [], "reading": [],
                                 "methods": [], "notes": []}
         if run.output is not None:
             item["tables"] = [table_view(b) for b in run.output.tables]
@@ -197,8 +260,17 @@ def render_html(report: Report, *, standalone: bool = True) -> str:
             item["methods"] = [_doc_summary(m) for m in run.output.methods]
             item["notes"] = run.output.notes
         sections.append(item)
+    from bayesmeta.report._answer import build_answer
+
     conv = report.convergence
     p = report.provenance
+    answer = build_answer(report)
+    answer["best"] = [{"text": f.text, "trait": f.trait,
+                       "table": _answer_table(f.frame, first=k == 0)
+                       if f.frame is not None else None}
+                      for k, f in enumerate(answer["best"])]
+    answer["raters"] = [f.text for f in answer["raters"]]
+    answer["quality"] = [f.text for f in answer["quality"]]
     settings = [("bayesmeta version", p["bayesmeta"]), ("data", report.source),
                 ("data hash", p["data_hash"]), ("random seed", str(p["random_seed"])),
                 ("Bayesian analyses", {"off": "off (classical only; run with --bayes fast "
@@ -207,6 +279,7 @@ def render_html(report: Report, *, standalone: bool = True) -> str:
                                                "report these numbers",
                                        "full": "full sampler settings"}[p["bayes"]]),
                 ("resamples / permutations", str(p["n_resamples"])),
+                ("budget", report.budget_line),
                 ("interval probability", f"{p['ci_prob']:.0%}"),
                 ("traits", ", ".join(report.context.traits) or "none"),
                 ("created", report.created)]
@@ -218,7 +291,7 @@ def render_html(report: Report, *, standalone: bool = True) -> str:
         sizes=" x ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in report.sizes.items()),
         settings=settings, signature=report.signature(), sections=sections,
         convergence=conv.to_dict("records"), conv_groups=convergence_by_table(conv),
-        fast=p["bayes"] == "fast",
-        counts={s: sum(r.status == s for r in report.runs) for s in ("ok", "skipped",
-                                                                      "failed")},
+        fast=p["bayes"] == "fast", answer=answer,
+        counts={s: sum(r.status == s for r in report.runs) for s in ("ok", "partial",
+                                                                      "skipped", "failed")},
     )

@@ -43,6 +43,8 @@ class Report:
             self.provenance["sampler"] = {k: v for k, v in dataclasses.asdict(opts).items()
                                           if v is not None}
         self.convergence = convergence_problems(runs)
+        #: The budget's estimate, as one line (set by :func:`bayesmeta.report`).
+        self.budget_line = "none"
 
     # ------------------------------------------------------------------ access
     def section(self, key: str) -> SectionRun:
@@ -91,11 +93,19 @@ class Report:
         n_bad = len(self.convergence)
         lines.append("  convergence: " + ("no problems" if n_bad == 0 else
                                           f"{n_bad} problem(s) flagged at the top of the report"))
+        from bayesmeta.report._answer import build_answer
+
+        answer = build_answer(self)
+        if answer["best"] or answer["reduced"]:
+            lines.append("")
+            lines += [f"  {f.text}" for f in answer["best"]]
+            lines += [f"  budget: {r}" for r in answer["reduced"]]
         lines.append("")
         width = max(len(r.title) for r in self.runs) if self.runs else 0
         for run in self.runs:
             head = f"  {run.title:<{width}}  {run.status:<7} {run.seconds:6.1f} s"
-            if run.status == "ok" and run.output is not None and run.output.reading:
+            if run.status in ("ok", "partial") and run.output is not None and \
+                    run.output.reading:
                 first = run.output.reading.split("\n")[0]
                 lines.append(f"{head}  {first}")
             elif run.status == "skipped":
@@ -110,6 +120,7 @@ class Report:
         return self.text()
 
     def __repr__(self) -> str:
-        counts = {s: sum(r.status == s for r in self.runs) for s in ("ok", "skipped", "failed")}
-        return (f"<Report: {self.source} ({counts['ok']} sections, {counts['skipped']} "
-                f"skipped, {counts['failed']} failed)>")
+        counts = {s: sum(r.status == s for r in self.runs)
+                  for s in ("ok", "partial", "skipped", "failed")}
+        return (f"<Report: {self.source} ({counts['ok']} sections, {counts['partial']} "
+                f"partial, {counts['skipped']} skipped, {counts['failed']} failed)>")

@@ -27,6 +27,14 @@ CSS = """
   vertical-align: middle; margin-left: 0.5em; font-weight: normal; }
 .bm-report .st-ok { background: #e3f2e1; color: #225522; }
 .bm-report .st-skipped { background: #eee; color: #555; }
+.bm-report .st-partial { background: #fff4d6; color: #6b4a00; }
+.bm-report .partial-reasons { background: #fff8e6; border-left: 4px solid #e0b000;
+  padding: 0.4em 0.8em; margin: 0.6em 0; font-size: 0.9em; }
+.bm-report .answer { border: 2px solid #1f5fa8; padding: 0 1em 0.8em; margin-top: 1em; }
+.bm-report .answer h2 { margin-top: 0.6em; }
+.bm-report .csv { font-size: 0.8em; margin: 0.1em 0; }
+.bm-report details.full-table > summary { font-size: 0.85em; color: #1f5fa8;
+  cursor: pointer; }
 .bm-report .st-failed { background: #fde2e2; color: #b00020; }
 .bm-report .time { color: #777; font-size: 0.8em; font-weight: normal; }
 .bm-report .reading { background: #f3f7fc; border-left: 4px solid #1f5fa8;
@@ -75,12 +83,41 @@ PAGE_CLOSE = """</div>
 </html>
 {% endif %}"""
 
-TEMPLATE = PAGE_OPEN + """<header>
+#: One result table: the rows at the top, the full table collapsed below when they are not
+#: all of it, and a CSV download of every row.
+TABLE = """
+{% macro table_rows(t, rows) %}<table class="result"><thead><tr>
+{% for n in t.index_names %}<th>{{ n }}</th>{% endfor %}
+{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}
+{% if t.has_bar %}<th>interval</th>{% endif %}
+</tr></thead><tbody>
+{% for r in rows %}<tr>{% for v in r.labels %}<td>{{ v }}</td>{% endfor %}
+{% for c in r.cells %}<td class="{{ 'num' if c.num }}{{ ' bad' if c.bad }}">{{ c.text }}</td>
+{% endfor %}
+{% if t.has_bar %}<td>{{ r.bar }}</td>{% endif %}</tr>
+{% endfor %}</tbody></table>{% endmacro %}
+{% macro result_table(t) %}<div class="table-block" data-rows="{{ t.n_rows }}"
+ data-shown="{{ t.rows | length }}" data-full="{{ t.full_rows | length }}">
+{% if t.rows %}{{ table_rows(t, t.rows) }}{% endif %}
+{% if t.full_rows %}<details class="full-table"><summary>{{ 'the table' if t.collapsed
+ else 'the full table' }}: all {{ t.n_rows }} rows</summary>
+{{ table_rows(t, t.full_rows) }}</details>{% endif %}
+<p class="csv"><a download="{{ t.csv_name }}" href="{{ t.csv }}">download this table as CSV
+({{ t.n_rows }} rows)</a></p>
+{% if t.notes or t.signature %}<ul class="notes">{% for n in t.notes %}<li>{{ n }}</li>
+{% endfor %}{% if t.signature %}<li>signature: <span class="sig">{{ t.signature }}</span></li>
+{% endif %}</ul>{% endif %}
+</div>{% endmacro %}
+"""
+
+TEMPLATE = PAGE_OPEN + TABLE + """<header>
 <h1>{{ title }}</h1>
 <p class="sub">{{ source }} &middot; {{ sizes }}</p>
 {% if fast %}<p class="preview">--bayes fast: every Bayesian table below is a PREVIEW
 with capped draws; rerun with --bayes full before reporting any number.</p>{% endif %}
-<h3>Convergence</h3>
+</header>
+<section id="answer" class="answer">
+<h2>The answer</h2>
 {% if convergence %}
 <div class="alert" id="convergence-problems"><strong>Convergence problems in
 {{ conv_groups | length }} table(s)</strong> (rows with r_hat &gt; 1.01 or ess_bulk &lt; 400,
@@ -102,22 +139,35 @@ fits with divergent transitions): do not report these numbers before fixing them
 {% if convergence | length > 300 %}<p>... and {{ convergence | length - 300 }} more.</p>
 {% endif %}</details>
 </div>
-{% else %}
-<p class="okbox" id="convergence-ok">No convergence problems: every MCMC table meets
-r_hat &le; 1.01 and ess_bulk &ge; 400 with no divergent transitions (or no MCMC was run).</p>
 {% endif %}
-<h3>Settings and provenance</h3>
-<table class="settings"><tbody>
-{% for k, v in settings %}<tr><td>{{ k }}</td><td>{{ v }}</td></tr>
-{% endfor %}</tbody></table>
-<p>Signature: <span class="sig">{{ signature }}</span></p>
-<p class="sub">{{ counts.ok }} sections computed, {{ counts.skipped }} skipped,
-{{ counts.failed }} failed.</p>
-<nav><ol>
+{% if answer.reduced %}<p class="preview" id="budget-reduced">To stay within the time
+budget: {{ answer.reduced | join("; ") }}.</p>{% endif %}
+<h3 id="answer-metrics">Which metrics to trust, and how much</h3>
+{% for b in answer.best %}<div class="headline" data-trait="{{ b.trait }}">
+<p class="reading">{{ b.text }}</p>
+{% if b.table %}{{ result_table(b.table) }}{% endif %}</div>
+{% else %}<p>No metric was compared with a human score (see the sections below for
+why).</p>
+{% endfor %}
+<h3 id="answer-raters">Raters and judges</h3>
+<ul>{% for r in answer.raters %}<li>{{ r }}</li>
+{% else %}<li>No rater or judge was checked: the data has no ratings by rater, or the
+sections that check them did not run.</li>
+{% endfor %}</ul>
+<h3 id="answer-limits">What the data could not support</h3>
+<ul>{% for r in answer.limits %}<li>{{ r }}</li>
+{% else %}<li>Every section computed every estimate.</li>
+{% endfor %}</ul>
+<h3 id="answer-quality">Data quality</h3>
+<ul>{% for r in answer.quality %}<li>{{ r }}</li>
+{% else %}<li>No data-quality finding.</li>
+{% endfor %}</ul>
+</section>
+<nav><p class="sub">{{ counts.ok }} sections computed, {{ counts.partial }} partial,
+{{ counts.skipped }} skipped, {{ counts.failed }} failed.</p><ol>
 {% for s in sections %}<li><a href="#sec-{{ s.key }}">{{ s.title }}</a>
 <span class="status st-{{ s.status }}">{{ s.status }}</span></li>
 {% endfor %}</ol></nav>
-</header>
 {% for s in sections %}
 <section id="sec-{{ s.key }}" class="section status-{{ s.status }}" data-status="{{ s.status }}">
 <h2>{{ s.title }} <span class="status st-{{ s.status }}">{{ s.status }}</span>
@@ -128,28 +178,20 @@ r_hat &le; 1.01 and ess_bulk &ge; 400 with no divergent transitions (or no MCMC 
 <p>This section failed; the rest of the report is unaffected.</p>
 <p class="error">{{ s.error }}</p>
 {% else %}
+{% if s.partial %}<div class="partial-reasons"><strong>Partial:</strong> some estimates
+could not be computed.<ul>{% for r in s.partial %}<li>{{ r }}</li>{% endfor %}</ul></div>
+{% endif %}
 {% if s.reading %}<div class="reading">{% for line in s.reading %}<p>{{ line }}</p>
 {% endfor %}</div>{% endif %}
 {% for t in s.tables %}
 <h3>{{ t.caption }}</h3>
 {% if t.preview %}<p class="preview">--bayes fast preview: few draws; do not report.</p>
 {% endif %}
-<table class="result"><thead><tr>
-{% for n in t.index_names %}<th>{{ n }}</th>{% endfor %}
-{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}
-{% if t.has_bar %}<th>interval</th>{% endif %}
-</tr></thead><tbody>
-{% for r in t.rows %}<tr>{% for v in r.labels %}<td>{{ v }}</td>{% endfor %}
-{% for c in r.cells %}<td class="{{ 'num' if c.num }}{{ ' bad' if c.bad }}">{{ c.text }}</td>
-{% endfor %}
-{% if t.has_bar %}<td>{{ r.bar }}</td>{% endif %}</tr>
-{% endfor %}</tbody></table>
-{% if t.notes or t.signature %}<ul class="notes">{% for n in t.notes %}<li>{{ n }}</li>
-{% endfor %}{% if t.signature %}<li>signature: <span class="sig">{{ t.signature }}</span></li>
-{% endif %}</ul>{% endif %}
+{{ result_table(t) }}
 {% endfor %}
 {% for img in s.images %}<img class="plot" alt="{{ s.title }}: plot {{ loop.index }}"
- src="{{ img }}">
+ data-labels="{{ img.n_labels }}" data-font-px="{{ img.font_px }}"
+ data-label-px="{{ img.label_px }}" data-width-px="{{ img.width_px }}" src="{{ img.src }}">
 {% endfor %}
 {% for n in s.notes %}<p class="notes">{{ n }}</p>
 {% endfor %}
@@ -162,6 +204,17 @@ warning(s)</summary><ul class="notes">{% for w in s.warnings %}<li>{{ w }}</li>{
 </ul></details>{% endif %}
 </section>
 {% endfor %}
+<section id="provenance">
+<h2>Settings and provenance</h2>
+{% if not convergence %}
+<p class="okbox" id="convergence-ok">No convergence problems: every MCMC table meets
+r_hat &le; 1.01 and ess_bulk &ge; 400 with no divergent transitions (or no MCMC was run).</p>
+{% endif %}
+<table class="settings"><tbody>
+{% for k, v in settings %}<tr><td>{{ k }}</td><td>{{ v }}</td></tr>
+{% endfor %}</tbody></table>
+<p>Signature: <span class="sig">{{ signature }}</span></p>
+</section>
 <footer><p class="sub">Made by bayesmeta {{ settings[0][1] }}. Reproduce with the signature
 above: same data hash, seed and settings.</p></footer>
 """ + PAGE_CLOSE

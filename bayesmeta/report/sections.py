@@ -18,12 +18,15 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.plots import estimate_column, plot_table_heatmap
+from bayesmeta.report._answer import best_metrics
 from bayesmeta.report._core import (
     Context,
+    Finding,
     Section,
     SectionOutput,
     Skipped,
     TableBlock,
+    steps,
 )
 from bayesmeta.validity.plots import plot_mtmm_matrix
 
@@ -31,6 +34,13 @@ __all__ = ["SECTIONS", "default_sections"]
 
 #: Rows of a forest plot (the first estimand only beyond that).
 FOREST_ROWS = 40
+#: Metrics of the P(beats) heatmap (the best by expected rank; the full matrix is a table).
+HEATMAP_METRICS = 30
+#: The agreement coefficients of the report (``agreement_coefficients`` names): the first
+#: is the one the reading and the answer quote.
+AGREEMENT = ("krippendorff_ordinal", "krippendorff_interval", "icc_twoway_agreement_average")
+#: Krippendorff's threshold below which conclusions from single raters are tentative.
+ALPHA_TENTATIVE = 0.667
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -62,15 +72,25 @@ def _label(idx: Any) -> str:
     return " / ".join(str(p) for p in parts[1:] if str(p) != "") or str(parts[0])
 
 
-def _interval(row: pd.Series) -> str:
-    for lo, hi in (("hdi_low", "hdi_high"), ("classical_low", "classical_high")):
+def _interval(row: pd.Series, column: str | None = None) -> str:
+    """The interval that goes with ``column`` (``"mean"``: the posterior interval;
+    ``"classical"``: the classical one; None: whichever exists, posterior first)."""
+    pairs = {"mean": [("hdi_low", "hdi_high")],
+             "classical": [("classical_low", "classical_high")]}.get(
+        str(column), [("hdi_low", "hdi_high"), ("classical_low", "classical_high")])
+    for lo, hi in pairs:
         if lo in row and pd.notna(row[lo]) and pd.notna(row[hi]):
             return f" [{row[lo]:.2f}, {row[hi]:.2f}]"
     return ""
 
 
+#: How a reading names the number it quotes (issue 21: the same Kendall was 0.86 in one
+#: section and 0.77 in another, a classical estimate and a posterior mean, unlabelled).
+KIND = {"mean": "posterior mean", "classical": "classical estimate"}
+
+
 def extremes(frame: pd.DataFrame, estimand: str | None = None, *, what: str = "",
-             higher: str = "highest", lower: str = "lowest") -> str:
+             higher: str = "highest", lower: str = "lowest", column: str | None = None) -> str:
     """One plain-language line naming the rows with the highest and lowest estimate of an
     estimand, with their intervals."""
     if frame.empty:
@@ -79,20 +99,22 @@ def extremes(frame: pd.DataFrame, estimand: str | None = None, *, what: str = ""
     if estimand is None:
         estimand = str(est[0])
     sub = frame[est == estimand]
-    col = estimate_column(sub)
+    col = column if column in sub.columns else estimate_column(sub)
     if col is None or sub[col].notna().sum() == 0:
         return ""
     s = sub[col].astype(float)
     top, bottom = s.idxmax(), s.idxmin()
     name = what or estimand
-    line = (f"{name}: {higher} {_label(top)} {s[top]:.2f}{_interval(sub.loc[top])}")
+    line = (f"{name} ({KIND[col]}): {higher} {_label(top)} {s[top]:.2f}"
+            f"{_interval(sub.loc[top], col)}")
     if bottom != top:
-        line += f"; {lower} {_label(bottom)} {s[bottom]:.2f}{_interval(sub.loc[bottom])}"
+        line += (f"; {lower} {_label(bottom)} {s[bottom]:.2f}"
+                 f"{_interval(sub.loc[bottom], col)}")
     return line + "."
 
 
 def block(result: Any, ctx: Context, caption: str | None = None, *,
-          rows: Any = None) -> TableBlock:
+          rows: Any = None, rank: bool = False) -> TableBlock:
     """A result's summary as a table block (optionally a subset of its rows), marked as a
     preview when it comes from a ``bayes="fast"`` fit."""
     frame = result.summary()
@@ -112,7 +134,7 @@ def block(result: Any, ctx: Context, caption: str | None = None, *,
                      "before reporting these numbers.")
     return TableBlock(caption or getattr(result, "title", ""), frame, notes=notes,
                       signature=result.signature() if hasattr(result, "signature") else "",
-                      preview=preview, total_rows=len(frame))
+                      preview=preview, total_rows=len(frame), rank=rank)
 
 
 def plain(frame: pd.DataFrame, caption: str, notes: list[str] | None = None) -> TableBlock:
@@ -227,12 +249,21 @@ def data_section(ds: xr.Dataset, ctx: Context) -> SectionOutput:
                + (f"; {len(quality)} data-quality finding(s)"
                   if isinstance(quality, pd.DataFrame) and len(quality) else "") + ".")
     methods = [missing_report, read_report]
+    findings = [Finding("quality", f"Reader: {n}.") for n in rr.attrs.get("notes", [])]
+    if len(left):
+        findings.append(Finding("quality", f"The reader left out {len(left)} column(s): "
+                                + "; ".join(f"{c} ({w})" for c, w in zip(
+                                    left["column"], left["detail"],
+                                    strict=True)) + "."))
     if quality is not None:
         from bayesmeta.data.quality import data_quality
 
         methods.append(data_quality)
+        findings += [Finding("quality", f"{m}: {f}: {r}.")
+                     for m, f, r in zip(quality["metric"], quality["finding"],
+                                        quality["reason"], strict=True)]
     return SectionOutput("Data and design", tables, [fig] if fig is not None else [], reading,
-                         methods, notes=notes)
+                         methods, notes=notes, findings=findings)
 
 
 def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -264,7 +295,7 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
     notes = []
     if ctx.bayes != "off" and "score" in ds:
         rel = reliability(ds, ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                          random_seed=ctx.random_seed, progress=False)
+                          random_seed=ctx.random_seed, progress=ctx.progress)
         results.append(rel)
         methods += [reliability, "models/true_score.md"]
         frame = rel.summary()
@@ -296,22 +327,40 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
 
 
 def agreement_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
-    """Inter-rater agreement (Krippendorff's alpha, ICC) per trait."""
-    from bayesmeta.agreement import agreement
+    """Inter-rater agreement (Krippendorff's alpha, ICC) per trait, with bootstrap intervals
+    and Bayesian-bootstrap posteriors (``agreement_coefficients``)."""
+    from bayesmeta.agreement import agreement_coefficients
 
     if not _has_ratings(ds):
         return Skipped(_no_ratings_reason(ds))
     if _n(ds, "rater") < 2:
         return Skipped(f"agreement needs at least 2 raters; the data has {_n(ds, 'rater')}")
     traits = _rating_traits(ds, ctx) or None
-    res = agreement(ds, traits=traits)
+    res = agreement_coefficients(ds, coefficients=list(AGREEMENT), traits=traits,
+                                 ci_prob=ctx.ci_prob, resampling=ctx.resampling,
+                                 random_seed=ctx.random_seed)
     first = _estimands(res)[0]
     reading = extremes(res.summary(), what=f"Agreement ({first})", higher="highest",
-                       lower="lowest")
+                       lower="lowest", column="classical")
     reading += ("\nValues near 1 mean the raters are interchangeable; below about 0.67 "
                 "(Krippendorff) conclusions from single raters are tentative.")
+    frame = res.summary()
+    sub = frame[frame.index.get_level_values(0) == first]
+    col = "classical" if "classical" in sub.columns else estimate_column(sub)
+    findings = []
+    if col is not None:
+        low = sub[sub[col] < ALPHA_TENTATIVE]
+        if len(low):
+            findings.append(Finding("raters", f"The raters disagree ({first} below "
+                                    f"{ALPHA_TENTATIVE:.2f}) on: " + "; ".join(
+                                        f"{_label(i)} {v:.2f}{_interval(low.loc[i], col)}"
+                                        for i, v in low[col].items())
+                                    + ". Conclusions from a single rater are tentative there."))
+        else:
+            findings.append(Finding("raters", f"The raters agree ({first} at least "
+                                    f"{ALPHA_TENTATIVE:.2f} on every trait)."))
     return SectionOutput("Agreement between raters", [block(res, ctx)], [forest(res)], reading,
-                         [agreement], [res])
+                         [agreement_coefficients], [res], findings=findings)
 
 
 def _split_label(label: str) -> tuple[str, str]:
@@ -352,7 +401,10 @@ def mtmm_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
 
 
 def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
-    """Correlation of each metric with each human trait (system level when possible)."""
+    """Correlation of each metric with each human trait (system level when possible),
+    with the correlation engine's bootstrap interval and Bayesian-bootstrap posterior."""
+    from bayesmeta.correlation import correlations
+    from bayesmeta.results import Result
     from bayesmeta.validity import concurrent_validity
 
     if "score" not in ds:
@@ -362,18 +414,43 @@ def concurrent_validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput |
     level = "system" if _n(ds, "system") >= 3 else "global"
     res = concurrent_validity(ds, list(ctx.traits), coefficient=ctx.coefficient, level=level,
                               ci_prob=ctx.ci_prob)
-    reading = extremes(res.summary(), what=f"Concurrent validity ({level} level, "
-                       f"{ctx.coefficient})", higher="highest", lower="lowest")
+    measure = f"{level}_{ctx.coefficient}"
+    # issue 21, every interval: concurrent validity has no interval formula; the same
+    # number is the correlation engine's classical estimate, whose bootstrap gives one
+    boots = [correlations(ds, t, measures=measure, resampling=ctx.resampling,
+                          ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False)
+             for t in steps(ctx, list(ctx.traits), "concurrent validity by trait")]
+    table = pd.concat([b.summary() for b in boots])
+    first = boots[0].summary().attrs
+    with_iv = Result(table, title=f"Concurrent validity ({level} level, {ctx.coefficient}) "
+                                  f"with intervals", ci_prob=ctx.ci_prob,
+                     classical_ci_kind=first.get("classical_ci_kind", ""),
+                     posterior="Bayesian bootstrap", random_seed=ctx.random_seed,
+                     data_hash=boots[0].provenance.get("data_hash", ""),
+                     notes=[n for b in boots for n in b.notes])
+    classical = res.summary()["classical"].astype(float)
+    same = classical.reindex(table.index).to_numpy(dtype=float)
+    agree = np.allclose(same, table["classical"].to_numpy(dtype=float), atol=1e-10,
+                        equal_nan=True)
+    reading = extremes(table, what=f"Concurrent validity ({level} level, "
+                       f"{ctx.coefficient})", higher="highest", lower="lowest",
+                       column="classical")
     reading += ("\nA metric is valid for a trait when it orders the outputs as the humans do; "
                 "wide intervals mean too few systems to tell metrics apart.")
     notes = [] if level == "system" else [
         f"{_n(ds, 'system')} system(s): correlations are over all outputs (level 'global'), "
         f"not system means."]
+    notes.append("Intervals: the classical estimate is concurrent_validity's; its percentile "
+                 "bootstrap interval and the Bayesian-bootstrap posterior come from "
+                 "correlations(..., measures='" + measure + "'), the same estimator"
+                 + (" (the two classical columns agree)." if agree else
+                    "; WARNING: the two classical columns differ."))
     title = f"Concurrent validity ({level} level, {ctx.coefficient})"
-    fig = plot_table_heatmap(res.summary(), "metric", "trait", title)
-    return SectionOutput("Concurrent validity", [block(res, ctx)],
-                         [fig if fig is not None else forest(res, title=title)],
-                         reading, [concurrent_validity], [res], notes)
+    fig = plot_table_heatmap(table[["classical"]], "metric", "trait",
+                             f"{title}: classical estimate")
+    return SectionOutput("Concurrent validity", [block(with_iv, ctx)],
+                         [fig if fig is not None else forest(with_iv, title=title)],
+                         reading, [concurrent_validity, correlations], [res, *boots], notes)
 
 
 def _measures(frame: pd.DataFrame) -> list[str]:
@@ -399,49 +476,91 @@ def _rows_of_measure(frame: pd.DataFrame, measure: str) -> Any:
 def correlation_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """The correlation measures with Bayesian-bootstrap intervals and P(A beats B)."""
     from bayesmeta.correlation import compare_metrics, correlations
-    from bayesmeta.correlation.plots import plot_beats_heatmap, plot_rank_distribution
+    from bayesmeta.correlation.plots import plot_rank_distribution
 
     if "score" not in ds:
         return Skipped("the data has no metric scores (variable 'score')")
     if not ctx.traits:
         return Skipped("the data has no human scores (ratings or judgments)")
-    tables, figures, results, lines = [], [], [], []
-    for trait in ctx.traits:
+    tables, figures, results, lines, findings = [], [], [], [], []
+    for trait in steps(ctx, list(ctx.traits), "correlations by trait"):
         cor = correlations(ds, trait, measures=ctx.coefficient, resampling=ctx.resampling,
                            ci_prob=ctx.ci_prob, random_seed=ctx.random_seed, progress=False)
         results.append(cor)
         frame = cor.summary()
         measure = _headline(_measures(frame), ds, ctx.coefficient)
-        tables.append(block(cor, ctx, f"{cor.title} [{trait}]"))
         rows = _rows_of_measure(frame, measure) if measure else None
+        if rows is not None and not rows.all():
+            tables.append(block(cor, ctx, f"{cor.title} [{trait}]: {measure}, best first",
+                                rows=rows, rank=True))
+        tables.append(block(cor, ctx, f"{cor.title} [{trait}]: every measure"))
         sub = frame if rows is None else frame[rows]
         lines.append(extremes(sub, str(sub.index.get_level_values(0)[0]),
-                              what=f"{trait}, {measure}", higher="best", lower="worst"))
+                              what=f"{trait}, {measure}", higher="best", lower="worst",
+                              column="classical"))
+        rank_p = beats = None
         if _n(ds, "metric") >= 2 and measure is not None:
-            cmp_ = compare_metrics(ds, trait, measures=measure, resampling=ctx.resampling,
+            cmp_ = compare_metrics(ds, trait, measures=measure,
+                                   resampling=ctx.resampling.replace(n_permutations=0),
                                    ci_prob=ctx.ci_prob, random_seed=ctx.random_seed,
                                    progress=False)
             results.append(cmp_)
             extra = getattr(cmp_, "extra", {}) or {}
             if "p_beats" in extra:
                 m = str(extra["p_beats"]["measure"].values[0])
-                ax = plot_beats_heatmap(cmp_, measure=m)
-                ax.set_title(f"P(row beats column): {m} [{trait}]", fontsize=10)
-                figures.append(ax.figure)
+                beats = cmp_.p_beats(m)
             if "rank_probability" in extra:
                 m = str(extra["rank_probability"]["measure"].values[0])
+                rank_p = cmp_.rank_probability(m)
+            if beats is not None:
+                figures.append(_beats_figure(cmp_, m, trait, rank_p))
+                if len(beats) > HEATMAP_METRICS:
+                    full = beats.copy()
+                    full.index.name = "metric (row beats column)"
+                    tables.append(TableBlock(f"P(row beats column), all {len(full)} metrics: "
+                                             f"{m} [{trait}]", full, collapsed=True))
+            if rank_p is not None:
                 ax = plot_rank_distribution(cmp_, measure=m)
                 ax.set_title(f"Posterior rank distribution: {m} [{trait}]", fontsize=10)
                 figures.append(ax.figure)
+        if measure is not None:
+            findings.append(best_metrics(frame, measure, trait, rank_p, beats))
     reading = "\n".join(ln for ln in lines[:2] if ln)
     if len(lines) > 2:
         reading += f" (and {len(lines) - 2} more trait(s) in the tables)"
     notes = ["The heatmap reads: the probability, over Bayesian-bootstrap resamples of "
              "systems and items, that the row metric correlates more with the human score "
              "than the column metric; the rank plot gives each metric's posterior rank. "
-             "Pairwise differences with intervals: compare_metrics(...).summary()."]
+             "Pairwise differences with intervals: compare_metrics(...).summary(). "
+             "compare_metrics runs here without its permutation tests (n_permutations=0): "
+             "their p-values are not on this page, and each pair would first build an "
+             "outputs x outputs matrix; the permutation test of every pair is the "
+             "discriminative-power section."]
     return SectionOutput("Correlation measures", tables, figures, reading,
-                         [correlations, compare_metrics], results, notes)
+                         [correlations, compare_metrics], results, notes, findings=findings)
+
+
+def _beats_figure(cmp_: Any, measure: str, trait: str, rank_p: pd.DataFrame | None) -> Any:
+    """The P(row beats column) heatmap of at most :data:`HEATMAP_METRICS` metrics (the best
+    by expected rank), so its labels stay legible; the full matrix is a table beside it."""
+    from types import SimpleNamespace
+
+    from bayesmeta.correlation.plots import plot_beats_heatmap
+
+    beats = cmp_.extra["p_beats"].sel(measure=[measure])
+    labels = [str(v) for v in beats["metric"].values]
+    shown = labels
+    if len(labels) > HEATMAP_METRICS and rank_p is not None:
+        expected = (rank_p.to_numpy(dtype=float) * np.arange(1, rank_p.shape[1] + 1)).sum(1)
+        order = np.argsort(expected, kind="stable")[:HEATMAP_METRICS]
+        shown = [str(rank_p.index[i]) for i in order]
+        beats = beats.sel(metric=shown, metric2=shown)
+    ax = plot_beats_heatmap(SimpleNamespace(extra={"p_beats": beats}), measure=measure)
+    title = f"P(row beats column): {measure} [{trait}]"
+    if len(shown) < len(labels):
+        title += f"\nthe {len(shown)} best of {len(labels)} metrics by expected rank"
+    ax.set_title(title, fontsize=10)
+    return ax.figure
 
 
 def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -453,10 +572,15 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
         return Skipped("discriminative power compares metrics: it needs at least 2 metrics")
     if not ctx.traits:
         return Skipped("the data has no human scores (ratings or judgments)")
+    if ctx.resampling.n_permutations < 1:
+        return Skipped("discriminative power is a permutation test, and the time budget "
+                       "left the permutation tests out (see the top of the page; "
+                       "--budget 0 runs them)")
     trait = ctx.traits[0]
     tables, figures, results = [], [], []
-    dp = discriminative_power(ds, trait, resampling=ctx.resampling,
-                              random_seed=ctx.random_seed, progress=False)
+    measures = ctx.dp_measures if isinstance(ctx.dp_measures, str) else list(ctx.dp_measures)
+    dp = discriminative_power(ds, trait, measures=measures, resampling=ctx.resampling,
+                              random_seed=ctx.random_seed, progress=ctx.progress)
     results.append(dp)
     tables.append(block(dp, ctx, f"{dp.title} [{trait}]"))
     if "curve" in (getattr(dp, "extra", {}) or {}):
@@ -471,6 +595,10 @@ def metameasures_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skippe
                       higher="most consistent", lower="least")]
     notes = [] if len(ctx.traits) == 1 else [
         f"Computed for the first trait ({trait}); pass traits=[...] (--trait) for others."]
+    if measures != "all":
+        notes.append("Discriminative power without the global (all-outputs) measures: the "
+                     "time budget left them out (see the top of the page; --budget 0 runs "
+                     "them).")
     return SectionOutput("Discriminative power and ranking consistency", tables, figures,
                          "\n".join(ln for ln in lines if ln),
                          [discriminative_power, ranking_consistency], results, notes)
@@ -536,7 +664,7 @@ def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return Skipped("rater diagnosis is Bayesian (rater_bias); run with --bayes fast "
                        "(preview) or --bayes full")
     res = rater_bias(ds, traits=_rating_traits(ds, ctx) or None, ci_prob=ctx.ci_prob,
-                     sampling=ctx.sampling, random_seed=ctx.random_seed, progress=False)
+                     sampling=ctx.sampling, random_seed=ctx.random_seed, progress=ctx.progress)
     frame = res.summary()
     ests = _estimands(res)
     key = "severity" if "severity" in ests else ests[0]
@@ -547,9 +675,27 @@ def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     reading = extremes(frame, key, what=f"Rater {key}", higher="highest", lower="lowest")
     reading += ("\nA rater whose interval excludes the panel's typical value is harsher or "
                 "more lenient than the others; thresholds show where.")
+    findings = [_deviating(frame[rows], key)]
     return SectionOutput("Rater diagnosis", [block(res, ctx, f"{res.title}: {key}", rows=rows),
                                              block(res, ctx, f"{res.title}: all estimates")],
-                         figures, reading, [rater_bias, "models/rater.md"], [res])
+                         figures, reading, [rater_bias, "models/rater.md"], [res],
+                         findings=[f for f in findings if f is not None])
+
+
+def _deviating(frame: pd.DataFrame, key: str) -> Finding | None:
+    """Raters whose posterior interval of ``key`` excludes the panel's median (a rater
+    harsher or more lenient than the others)."""
+    if not {"mean", "hdi_low", "hdi_high"} <= set(frame.columns) or frame.empty:
+        return None
+    typical = float(frame["mean"].median())
+    out = frame[(frame["hdi_low"] > typical) | (frame["hdi_high"] < typical)]
+    if out.empty:
+        return Finding("raters", f"No rater's {key} interval excludes the panel's median "
+                                 f"({typical:.2f}): no rater is shown to deviate.")
+    return Finding("raters", f"Raters whose {key} differs from the panel's median "
+                             f"({typical:.2f}): " + "; ".join(
+                                 f"{_label(i)} {r['mean']:.2f} [{r['hdi_low']:.2f}, "
+                                 f"{r['hdi_high']:.2f}]" for i, r in out.iterrows()) + ".")
 
 
 def _cfa_syntax(ds: xr.Dataset, traits: list[str]) -> str:
@@ -578,7 +724,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     from bayesmeta.validity import cfa
 
     fit = cfa(syntax, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-              random_seed=ctx.random_seed, progress=False)
+              random_seed=ctx.random_seed, progress=ctx.progress)
     tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
     results: list[Any] = [fit]
     if len(traits) < 2:
@@ -586,7 +732,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
                                      for r in ds["rater"].values)
     fit1 = cfa(one, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-               random_seed=ctx.random_seed, progress=False)
+               random_seed=ctx.random_seed, progress=ctx.progress)
     results.append(fit1)
     comparison = compare({f"{len(traits)} trait factors": fit, "one general factor": fit1},
                          ci_prob=ctx.ci_prob)
@@ -664,11 +810,12 @@ SECTIONS: list[Section] = [
     Section("data", "Data and design", data_section, options=()),
     Section("reliability", "Reliability", reliability_section,
             options=("ci_prob", "random_seed", "bayes")),
-    Section("agreement", "Agreement between raters", agreement_section, options=()),
+    Section("agreement", "Agreement between raters", agreement_section,
+            options=("ci_prob", "resampling", "random_seed")),
     Section("mtmm", "Multitrait-multimethod (MTMM)", mtmm_section,
             options=("coefficient", "ci_prob")),
     Section("concurrent_validity", "Concurrent validity", concurrent_validity_section,
-            options=("coefficient", "ci_prob")),
+            options=("coefficient", "ci_prob", "resampling", "random_seed")),
     Section("correlations", "Correlation measures", correlation_section,
             options=("coefficient", "ci_prob", "resampling", "random_seed")),
     Section("metameasures", "Discriminative power and ranking consistency",

@@ -1,0 +1,207 @@
+"""The report's time budget (issue 21: a cost estimate before long work).
+
+Before any section runs, :func:`plan` estimates the seconds each resampling section will
+take from the data's sizes and the resamples, and fits the run into the budget:
+
+1. with the resamples asked for, when they fit;
+2. else (resamples left at their default) with fewer resamples and permutations, down to
+   :data:`MIN_RESAMPLES`, saying what it reduced;
+3. else with discriminative power on its system, within-system and within-item measures
+   only (the global ones build an outputs x outputs matrix per metric pair), saying so;
+4. else without the permutation tests (the discriminative-power section, which is one, is
+   then skipped), saying so;
+5. else it refuses, with the reason, before computing anything.
+
+The cost model counts the work of the resampling engines: a *bootstrap unit* is one metric
+on one resample (its measures over the ``N = systems x items`` outputs), a permutation-test
+pair costs ``(permutations x N + N^2)`` (its Kendall matrix, then the permutations), and the
+P(beats) and rank matrices of ``compare_metrics`` grow as ``resamples x metrics^2``. The
+seconds per unit were measured on SummEval-sized data on the project's 2-core machine under
+load 10 to 21 (see the constants); an idle machine of that size is faster, so the estimate
+is an upper bound there and a rough one elsewhere (``benchmarks/bench_report.py`` prints the
+estimate beside the time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import xarray as xr
+
+__all__ = ["DEFAULT_BUDGET", "MIN_RESAMPLES", "Plan", "estimate", "plan"]
+
+#: Default budget (seconds) of a report with ``bayes="off"``.
+DEFAULT_BUDGET = 120.0
+#: The fewest resamples (and permutations) the budget may reduce to.
+MIN_RESAMPLES = 100
+#: Steps the budget tries, largest first (each at most the resamples asked for).
+LADDER = (1000, 500, 300, 200, MIN_RESAMPLES)
+#: Seconds per bootstrap unit (one metric, one resample, one resampling engine, the four
+#: groupings of a coefficient) at N = 1,700 outputs: ``correlations`` of 43 metrics with
+#: 100 resamples took 11.7 s (load 16), and the correlation section of the SummEval report
+#: with 100 resamples 46.9 s for 4 traits (load 20, niced).
+SEC_BOOT = 9.5e-4
+#: Seconds per (permutation x output x measure) of a permutation-test pair, and per element
+#: of the pair's set-up: N^2 with the global (all-outputs) measures, N (systems + items)
+#: without. Fitted to ``discriminative_power`` on SummEval-sized data (28 pairs, 100
+#: permutations: 4.9 s with the 12 measures, 1.45 s without the 3 global ones, load 21)
+#: and checked on the SummEval report (903 pairs, 100 permutations: 144 s with ranking
+#: consistency, load 20, niced).
+SEC_PERM = 2.86e-8
+SEC_PAIR = 4.03e-8
+#: The measures of discriminative power when the budget leaves out the global ones.
+LOCAL_GROUPINGS = ("system", "within_system", "within_item")
+#: Seconds per element of the resamples x metrics^2 x measures P(beats) matrices (three
+#: passes: P(beats), ties, ranks).
+SEC_MATRIX = 1e-8
+#: Peak bytes per element of those matrices (a boolean array and its reductions).
+BYTES_MATRIX = 3
+#: The most memory those matrices may take (bytes).
+MAX_MATRIX_BYTES = 2e9
+#: Seconds per table row (metric x trait) drawn, rendered and checked: plots with a label
+#: per metric, the page's tables, the data-quality check.
+SEC_ROW = 5e-3
+#: Seconds of a section without resampling (reading, plotting): 0.7 to 1.4 s each on the
+#: SummEval report (load 20).
+SEC_FIXED = 1.0
+#: Measures per trait of the report's coefficient (system, global, within system and item).
+N_MEASURES = 4
+#: Measures of discriminative power and ranking consistency (``measures="all"``).
+N_MEASURES_ALL = 12
+
+
+@dataclass
+class Plan:
+    """The budget's decision: resamples, permutations, whether the permutation tests run,
+    the estimate (seconds, per section) and what was reduced (lines for the page)."""
+
+    n_resamples: int
+    n_permutations: int
+    permutations: bool
+    seconds: float
+    per_section: dict[str, float]
+    budget: float | None
+    reduced: list[str] = field(default_factory=list)
+    #: The measures of discriminative power (``"all"``, or without the global ones).
+    dp_measures: str | tuple[str, ...] = "all"
+
+    def line(self) -> str:
+        """The estimate as one line (printed before the work and on the page)."""
+        top = sorted(self.per_section.items(), key=lambda kv: -kv[1])[:3]
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in top if v >= 1)
+        budget = "no budget" if not self.budget else f"budget {self.budget:.0f} s"
+        return (f"estimated {self.seconds:.0f} s ({budget}; {self.n_resamples} resamples"
+                + (f", {self.n_permutations} permutations" if self.permutations else
+                   ", no permutation tests") + (f"; longest: {parts}" if parts else "") + ")")
+
+
+def _sizes(data: xr.Dataset) -> tuple[int, int, int]:
+    n = int(data.sizes.get("system", 1)) * int(data.sizes.get("item", 1))
+    return n, int(data.sizes.get("metric", 0)), int(data.sizes.get("system", 0))
+
+
+def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
+             n_resamples: int, n_permutations: int, permutations: bool = True,
+             global_measures: bool = True) -> tuple[dict[str, float], float]:
+    """Estimated seconds per section (keys of the run) and the peak bytes of the P(beats)
+    matrices, for these resamples and permutations."""
+    n, m, n_sys = _sizes(data)
+    n_items = int(data.sizes.get("item", 1))
+    pairs = m * (m - 1) / 2
+    t, r, p = len(traits), n_resamples, n_permutations if permutations else 0
+    boot = SEC_BOOT * n / 1700.0
+    matrix = r * m * m
+    has_scores = "score" in data and m > 0
+    out: dict[str, float] = {}
+    for key in keys:
+        sec = SEC_FIXED
+        if has_scores and t:
+            if key == "correlations":  # correlations (4 groupings), compare_metrics (one)
+                sec += t * (2 * r * m * boot * 1.25 + 3 * matrix * SEC_MATRIX
+                            + 3 * m * SEC_ROW)
+            elif key == "metameasures" and m >= 2:  # 12 measures: permutations, splits
+                if p and global_measures:
+                    sec += pairs * (p * n * N_MEASURES_ALL * SEC_PERM + n * n * SEC_PAIR)
+                elif p:
+                    sec += pairs * (p * n * 9 * SEC_PERM + n * (n_sys + n_items) * SEC_PAIR)
+                sec += r * m * boot * N_MEASURES_ALL / N_MEASURES
+            elif key == "reference_free" and "reference_based" in data.coords:
+                sec += t * (2 * r * m * boot / N_MEASURES + m * SEC_ROW)
+            elif key == "concurrent_validity":  # one measure, on system means: 2.9 s on
+                sec += t * (2 * r * m * boot / 16 + m * SEC_ROW)  # SummEval (100 resamples)
+            elif key == "data":
+                sec += m * SEC_ROW
+        out[key] = sec
+    return out, float(matrix * BYTES_MATRIX) if has_scores and m >= 2 else 0.0
+
+
+def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
+         n_resamples: int, n_permutations: int, budget: float | None,
+         resamples_given: bool) -> Plan:
+    """Fit the run into ``budget`` seconds (None or 0: no budget), or raise ``ValueError``
+    with the reason before anything is computed.
+
+    ``resamples_given``: the user chose the resamples, which the budget then never lowers
+    (it refuses instead, naming the choice)."""
+    budget = float(budget) if budget else None
+    per, mem = estimate(data, traits, keys, n_resamples=n_resamples,
+                        n_permutations=n_permutations)
+    first = Plan(n_resamples, n_permutations, True, sum(per.values()), per, budget)
+    if budget is None or (first.seconds <= budget and mem <= MAX_MATRIX_BYTES):
+        return first
+    _, m, _ = _sizes(data)
+    if not resamples_given:
+        for r in [v for v in LADDER if v < n_resamples] or [MIN_RESAMPLES]:
+            if r > n_resamples:
+                continue
+            p = min(n_permutations, r)
+            per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p)
+            if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
+                return Plan(r, p, True, sum(per.values()), per, budget, [
+                    f"resamples reduced from {n_resamples} to {r} and permutations from "
+                    f"{n_permutations} to {p} (estimated {first.seconds:.0f} s with "
+                    f"{n_resamples}; budget {budget:.0f} s)"])
+        r = min(MIN_RESAMPLES, n_resamples)
+        p = min(n_permutations, r)
+        per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p,
+                            global_measures=False)
+        if "metameasures" in keys and sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
+            return Plan(r, p, True, sum(per.values()), per, budget, [
+                f"resamples reduced from {n_resamples} to {r} and permutations from "
+                f"{n_permutations} to {p}, and discriminative power without its 3 global "
+                f"(all-outputs) measures, whose permutation tests build an outputs x "
+                f"outputs matrix per metric pair (estimated {first.seconds:.0f} s in full; "
+                f"budget {budget:.0f} s)"], dp_measures=LOCAL_GROUPINGS)
+        per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=0,
+                            permutations=False)
+        if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
+            return Plan(r, 0, False, sum(per.values()), per, budget, [
+                f"resamples reduced from {n_resamples} to {r}, and no permutation tests "
+                f"(discriminative power skipped): {m} metrics make "
+                f"{m * (m - 1) // 2:,} pairs (estimated {first.seconds:.0f} s in full; "
+                f"budget {budget:.0f} s)"])
+    n, _, _ = _sizes(data)
+    reasons = []
+    secs = first.seconds if resamples_given else sum(per.values())
+    if budget is not None and secs > budget:
+        reasons.append(f"the estimated time is about {secs:,.0f} s "
+                       + (f"with {n_resamples} resamples" if resamples_given else
+                          f"even with {MIN_RESAMPLES} resamples and no permutation tests")
+                       + f", over the budget of {budget:.0f} s")
+    if mem > MAX_MATRIX_BYTES:
+        reasons.append(f"the P(beats) and rank matrices of compare_metrics need about "
+                       f"{mem / 1e9:.1f} GB (resamples x metrics^2 x {N_MEASURES} measures; "
+                       f"limit {MAX_MATRIX_BYTES / 1e9:.0f} GB)")
+    raise ValueError(
+        f"report: {'; and '.join(reasons)}: {m:,} metrics on {n:,} outputs and "
+        f"{len(traits)} trait(s) make {m * (m - 1) // 2:,} metric pairs. Nothing was "
+        f"computed. Choose fewer metrics (--metrics, metrics=), fewer traits (--trait) or "
+        f"sections (sections=), fewer resamples, or raise the budget (--budget SECONDS, "
+        f"budget=; 0: no limit).")
+
+
+def settings_line(p: Plan | None) -> str:
+    """The budget's row of the page's settings."""
+    return "none" if p is None else p.line()
+
