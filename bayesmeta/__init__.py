@@ -71,6 +71,13 @@ from bayesmeta.validity import (
     metric_variance,
     mtmm,
 )
+from bayesmeta.wmt import (
+    kendall_like,
+    pairwise_difference_pearson,
+    significance_clusters,
+    soft_pairwise_accuracy,
+    williams_test,
+)
 
 __all__ = [
     "MissingDataWarning",
@@ -104,6 +111,7 @@ __all__ = [
     "granularity_simulation",
     "human_inconsistency",
     "items_needed",
+    "kendall_like",
     "kind_comparison",
     "ks_score",
     "load",
@@ -114,6 +122,7 @@ __all__ = [
     "metric_variance",
     "missing_report",
     "mtmm",
+    "pairwise_difference_pearson",
     "perturbation_detection",
     "pre_assessment",
     "rank_normalize",
@@ -126,7 +135,10 @@ __all__ = [
     "reference_choice",
     "reliability",
     "report",
+    "significance_clusters",
+    "soft_pairwise_accuracy",
     "spearman_brown",
     "stability",
     "validate",
+    "williams_test",
 ]

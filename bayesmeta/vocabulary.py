@@ -150,6 +150,11 @@ KEYWORDS: dict[str, str] = {
     "tolerance": "a tolerance on the scores",
     "variables": "decision_study: the variables shown",
     "x": "rank_normalize: the values",
+    "grouping": "WMT statistics: the groups within which pairs of outputs are formed "
+                "('item', 'system' or 'global'; MTME's average_by 'item', 'sys', 'none')",
+    "statistic": "significance_clusters: the statistic metrics are ranked by ('spa', "
+                 "'pdp', 'kendall_like' or one correlation measure)",
+    "alpha": "significance_clusters: p-values at or below it are significant",
     "kind": "corrupt: the corruption kinds",
     # readers (column roles and parsing)
     "format": "read_csv: 'wide', 'long' or 'metriceval'",
