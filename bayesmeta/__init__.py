@@ -35,6 +35,7 @@ from bayesmeta.data import (
     missing_report,
     read_annotations,
     read_csv,
+    read_mtme,
     read_report,
     validate,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "rater_bias",
     "read_annotations",
     "read_csv",
+    "read_mtme",
     "read_report",
     "recommend_metric_set",
     "reference_choice",

@@ -165,6 +165,7 @@ KEYWORDS: dict[str, str] = {
     "rater": "reader: the column of rater labels",
     "value": "reader: the column of values",
     "ratings": "reader: the columns holding ordinal ratings",
+    "lp": "read_mtme: the language pair (SRC-TGT) read",
     "human_scale": "reader: the scale of continuous human scores",
     "exclude": "reader: columns left out",
     "reference_based": "which metrics use references",

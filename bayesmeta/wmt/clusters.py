@@ -12,7 +12,8 @@ Dror & Roth 2021): both metrics are z-scored over all outputs, every output's pa
 scores swapped with probability 1/2, the statistic recomputed; p is the share of swaps
 whose difference reaches the observed one. Correlation measures run through the resampling
 engine's :func:`~bayesmeta.correlation.resampling.permutation_test` (system-level measures
-on the system means, as MTME tests system-level scores); the WMT statistics (SPA, PDP,
+on the system means, as MTME tests system-level scores); tie-calibrated accuracy swaps
+pairwise comparisons instead (:mod:`bayesmeta.wmt.ties`); the WMT statistics (SPA, PDP,
 KendallLike) use the engine's swap masks
 (:func:`~bayesmeta.correlation.resampling.swap_masks`) and their kernels.
 """
@@ -31,11 +32,12 @@ from bayesmeta.correlation.resampling import permutation_test, swap_masks
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.vocabulary import resampling_options
-from bayesmeta.wmt import kernels
+from bayesmeta.wmt import kernels, ties
 from bayesmeta.wmt._common import WMTResult, evaluate, inputs
 from bayesmeta.wmt.statistics import SPA_SEED
 
 WMT_STATISTICS = ("spa", "pdp", "kendall_like")
+_ACC_GROUPING = {"within_item": "item", "within_system": "system", "global": "global"}
 
 
 class ClustersResult(WMTResult):
@@ -129,7 +131,11 @@ def significance_clusters(
     statistic : str
         ``"spa"``, ``"pdp"`` (pairs within items), ``"kendall_like"`` (within items,
         ``threshold``), or one correlation measure (``"system_pearson"``,
-        ``"global_kendall"``, ``"within_item_pearson"``, ...; not ``acc_eq``).
+        ``"global_kendall"``, ``"within_item_pearson"``, ...). For tie-calibrated
+        accuracy (``"within_item_acc_eq"``, ...) the test swaps pairwise *comparisons*
+        (:mod:`bayesmeta.wmt.ties`, MTME's ``perm_test="pairs"``), so metrics with
+        different tie thresholds compete fairly; ``details()["epsilon"]`` holds each
+        metric's calibrated threshold.
     alpha : float
         p-values at or below it are significant (WMT: 0.05).
     threshold : float
@@ -178,10 +184,8 @@ def significance_clusters(
     if opts.n_permutations < 1:
         raise ValueError("resampling: n_permutations must be at least 1.")
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
-    if statistic not in WMT_STATISTICS and split_measure(
-            parse_measures(statistic)[0])[1] == "acc_eq":
-        raise ValueError("statistic: acc_eq has no score-swapping test (its tie threshold "
-                         "moves with the scores).")
+    acc = statistic not in WMT_STATISTICS and split_measure(
+        parse_measures(statistic)[0])[1] == "acc_eq"
     seed = resolve_seed(SPA_SEED if random_seed is None and statistic == "spa"
                         else random_seed)
     stat = _statistic(statistic, threshold, opts.n_permutations, seed, z.shape[1])
@@ -192,7 +196,15 @@ def significance_clusters(
     point = res.summary()["classical"].to_numpy()
     order = kernels.sort_order(point, labels)
     M = len(labels)
-    if statistic in WMT_STATISTICS:
+    eps = None
+    if acc:
+        level = split_measure(parse_measures(statistic)[0])[0]
+        xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
+                            ) if level == "system" else (x, z, _ACC_GROUPING[level])
+        _, eps = ties.calibrate_ties(xx, zz, grouping=grouping)
+        agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
+        sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)
+    elif statistic in WMT_STATISTICS:
         sig = _swap_pvalues(stat, x, z, order, opts.n_permutations, seed)
     else:
         xx, zz = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True)) if statistic.startswith(
@@ -212,13 +224,17 @@ def significance_clusters(
     clusters[order] = kernels.assign_ranks(sig, alpha)
     details = res.details()
     details["cluster"] = clusters
+    if eps is not None:
+        details["epsilon"] = eps
     sorted_labels = [labels[k] for k in order]
     extra = dict(res.extra)
     extra["significance"] = xr.DataArray(sig, dims=("metric", "metric2"),
                                          coords={"metric": sorted_labels,
                                                  "metric2": sorted_labels})
     info = dict(res.info)
-    info["test"] = (f"permutation (swap each output's scores, z-scored), "
+    swapped = ("each pair's comparisons, ties calibrated per metric" if acc
+               else "each output's scores, z-scored")
+    info["test"] = (f"permutation (swap {swapped}), "
                     f"{opts.n_permutations} per pair, p = "
                     + ("b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)")
                     + f", significant at p <= {alpha:g}")

@@ -40,7 +40,7 @@ CAMPAIGNS = {
 SUMMEVAL_TRAIT = "COH"
 SUMMEVAL_THRESHOLD = 1.0
 #: Metrics of SummEval used for the (slow) permutation significance matrices.
-SUMMEVAL_SIG_METRICS = ["BERTScore.f", "BLEU", "ROUGE.1", "ROUGE.L", "S3.pyr", "BLANC"]
+SUMMEVAL_SIG_METRICS = ["BertScore_f1", "BLEU", "ROUGE.1", "ROUGE.L", "S3.pyr", "BLANC"]
 K = 1000          # permutations of MTME's significance tests
 SIG_SEED = 1234   # np.random.seed before each CompareMetrics call (MTME uses the global stream)
 
@@ -60,6 +60,7 @@ def _flat(a: np.ndarray) -> list[float]:
 
 def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
              sig_metrics: list[str], spa_clusters: bool, data, stats) -> dict:
+    global_metrics = sig_metrics
     S = z.shape[0]
     out: dict = {"calls": {}}
     corr = {m: stats.Correlation(S, _flat(z), _flat(x[k])) for k, m in enumerate(metrics)}
@@ -69,13 +70,20 @@ def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
     out["calls"]["spa"] = "stats.Correlation(S, gold, metric).PairwiseConfidenceError('none')"
     out["spa"] = {m: float(c.PairwiseConfidenceError("none")[0]) for m, c in corr.items()}
     for g, avg in (("item", "item"), ("system", "sys"), ("global", "none")):
+        use = corr if g != "global" else {m: corr[m] for m in global_metrics}
         out["calls"][f"pdp_{g}"] = f"Correlation.Pearson(average_by={avg!r}, pdp=True)"
-        out[f"pdp_{g}"] = {m: float(c.Pearson(avg, pdp=True)[0]) for m, c in corr.items()}
+        out[f"pdp_{g}"] = {m: float(c.Pearson(avg, pdp=True)[0]) for m, c in use.items()}
+        out["calls"][f"acc23_{g}"] = (f"stats.KendallWithTiesOpt(gold, metric, 'acc23', S, "
+                                      f"{avg!r}, sample_rate=1.0) -> (acc, epsilon)")
+        out[f"acc23_{g}"] = {m: [float(v) for v in stats.KendallWithTiesOpt(
+            c.gold_scores, c.metric_scores, "acc23", S, avg, 1.0)[:2]]
+            for m, c in use.items()}
     for g, avg in (("item", "item"), ("global", "none")):
+        use = corr if g != "global" else {m: corr[m] for m in global_metrics}
         out["calls"][f"kendall_like_{g}"] = (f"Correlation.KendallLike(average_by={avg!r}, "
                                              f"thresh={threshold})")
         out[f"kendall_like_{g}"] = {m: float(c.KendallLike(avg, thresh=threshold)[0])
-                                    for m, c in corr.items()}
+                                    for m, c in use.items()}
     # Williams' test for every ordered pair, system level and global (all segments)
     out["calls"]["williams_system"] = ("stats.WilliamsSigDiff(sys_corr[m1], sys_corr[m2], "
                                        "scipy.stats.pearsonr) -> (pval, r1, r2)")
@@ -104,6 +112,17 @@ def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
                              "order": list(ranks), "value": [ranks[m][0] for m in ranks],
                              "cluster": [int(ranks[m][1]) for m in ranks],
                              "matrix": mat.tolist()}
+    sub = {m: corr[m] for m in sig_metrics}
+    np.random.seed(SIG_SEED)  # noqa: NPY002 - MTME draws from the global stream
+    ranks, mat, _, _ = data.CompareMetrics(sub, stats.KendallWithTiesOpt, "item", k=K,
+                                           perm_test="pairs", variant="acc23",
+                                           sample_rate=1.0)
+    sig["within_item_acc_eq"] = {
+        "call": f"np.random.seed({SIG_SEED}); data.CompareMetrics(corr, "
+                f"stats.KendallWithTiesOpt, 'item', k={K}, perm_test='pairs', "
+                f"variant='acc23', sample_rate=1.0)",
+        "order": list(ranks), "value": [ranks[m][0] for m in ranks],
+        "cluster": [int(ranks[m][1]) for m in ranks], "matrix": mat.tolist()}
     if spa_clusters:
         np.random.seed(SIG_SEED)  # noqa: NPY002 - MTME draws from the global stream
         ranks, mat, _, _ = data.CompareMetricsWithPairwiseConfidenceError(sub, k=K)
@@ -145,6 +164,7 @@ def main(root: str) -> None:
                    threshold=cfg["threshold"], metrics=metrics,
                    fingerprint=[float(z.sum()), float(x.sum())])
         ref["datasets"][name] = res
+        _write(ref)
     ds = bm.datasets.summeval(download=False)
     z = ds["rating"].sel(trait=SUMMEVAL_TRAIT).mean("rater").transpose("system", "item").values
     x = ds["score"].sel(run="1").transpose("metric", "system", "item").values
@@ -154,8 +174,13 @@ def main(root: str) -> None:
     res.update(source="bm.datasets.summeval(); human = rating COH mean over raters; "
                       "score run '1'", trait=SUMMEVAL_TRAIT, threshold=SUMMEVAL_THRESHOLD,
                metrics=metrics, sig_metrics=SUMMEVAL_SIG_METRICS,
+               global_metrics=SUMMEVAL_SIG_METRICS,
                fingerprint=[float(z.sum()), float(x.sum())])
     ref["datasets"]["summeval"] = res
+    _write(ref)
+
+
+def _write(ref: dict) -> None:
     (HERE / "mtme_reference.json").write_text(json.dumps(ref, indent=1) + "\n")
 
 
