@@ -78,6 +78,7 @@ from bayesmeta.wmt import (
     significance_clusters,
     soft_pairwise_accuracy,
     williams_test,
+    wmt_ranking,
 )
 
 __all__ = [
@@ -143,4 +144,5 @@ __all__ = [
     "stability",
     "validate",
     "williams_test",
+    "wmt_ranking",
 ]

@@ -154,7 +154,8 @@ KEYWORDS: dict[str, str] = {
                 "('item', 'system' or 'global'; MTME's average_by 'item', 'sys', 'none')",
     "statistic": "significance_clusters: the statistic metrics are ranked by ('spa', "
                  "'pdp', 'kendall_like' or one correlation measure)",
-    "alpha": "significance_clusters: p-values at or below it are significant",
+    "alpha": "significance_clusters, wmt_ranking: p-values at or below it are significant",
+    "protocol": "wmt_ranking: the WMT metrics-task protocol ('wmt24' or 'wmt25')",
     "kind": "corrupt: the corruption kinds",
     # readers (column roles and parsing)
     "format": "read_csv: 'wide', 'long' or 'metriceval'",

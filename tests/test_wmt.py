@@ -60,8 +60,7 @@ def _check(res, expected: dict, tol=1e-9):
 def test_spa_equals_mtme_exactly(all_data, name):
     # MTME: Correlation(...).PairwiseConfidenceError('none'), its default seed 4
     ds, trait, ref = all_data[name]
-    _check(bm.soft_pairwise_accuracy(ds, trait, run=0 if name != "summeval" else "1",
-                                     resampling=NONE), ref["spa"])
+    _check(bm.soft_pairwise_accuracy(ds, trait, resampling=NONE), ref["spa"])
 
 
 @pytest.mark.parametrize("name", ["sim_da", "sim_mqm", "summeval"])
@@ -69,8 +68,9 @@ def test_spa_equals_mtme_exactly(all_data, name):
 def test_pdp_equals_mtme(all_data, name, grouping):
     # MTME: Correlation(...).Pearson(average_by=item|sys|none, pdp=True)
     ds, trait, ref = all_data[name]
-    _check(bm.pairwise_difference_pearson(ds, trait, grouping=grouping, resampling=NONE),
-           ref[f"pdp_{grouping}"])
+    want = ref[f"pdp_{grouping}"]
+    _check(bm.pairwise_difference_pearson(ds, trait, grouping=grouping, metrics=list(want),
+                                          resampling=NONE), want)
 
 
 @pytest.mark.parametrize("name", ["sim_da", "sim_mqm", "summeval"])
@@ -78,8 +78,9 @@ def test_pdp_equals_mtme(all_data, name, grouping):
 def test_kendall_like_equals_mtme(all_data, name, grouping):
     # MTME: Correlation(...).KendallLike(average_by=item|none, thresh=threshold)
     ds, trait, ref = all_data[name]
+    want = ref[f"kendall_like_{grouping}"]
     _check(bm.kendall_like(ds, trait, threshold=ref["threshold"], grouping=grouping,
-                           resampling=NONE), ref[f"kendall_like_{grouping}"])
+                           metrics=list(want), resampling=NONE), want)
 
 
 @pytest.mark.parametrize("name", ["sim_da", "sim_mqm", "summeval"])
@@ -107,10 +108,9 @@ def test_acc_eq_and_epsilon_equal_mtme_acc23(all_data, name, grouping):
     metrics = list(want)
     measure = {"item": "within_item", "system": "within_system", "global": "global"}[grouping]
     got = bm.correlations(ds, trait, measures=f"{measure}_acc_eq", metrics=metrics,
-                          run=0 if name != "summeval" else "1",
                           resampling={"n_resamples": 0}).table()
     hs = bm.data.select.human_score(ds, trait).values.transpose("system", "item").values
-    x = bm.data.select.metric_scores(ds, metrics, run=0 if name != "summeval" else "1")
+    x = bm.data.select.metric_scores(ds, metrics)
     acc, eps = ties.calibrate_ties(x.values, hs, grouping=grouping)
     for k, m in enumerate(metrics):
         assert got.loc[m].iloc[0] == pytest.approx(want[m][0], abs=1e-9), m
@@ -284,3 +284,31 @@ def test_bad_input_named(campaigns):
     ds["score"][0, 0, 1, 0] = np.nan
     with pytest.raises(ValueError, match="metric01"):
         bm.soft_pairwise_accuracy(ds, "quality", resampling=NONE)
+
+
+# --------------------------------------------------------------------------- ranking
+def test_wmt_ranking_combines_the_tasks():
+    data = {"en-de": simulate_campaign(8, 30, 3, random_seed=21),
+            "ja-zh": simulate_campaign(7, 25, 3, random_seed=22)}
+    res = bm.wmt_ranking(data, "quality", random_seed=3,
+                         resampling={"n_permutations": 200, "n_resamples": 40})
+    tasks = res.tasks()
+    for k, lp in enumerate(sorted(data)):
+        spa = bm.soft_pairwise_accuracy(data[lp], "quality", random_seed=3 + 10 * k,
+                                        resampling={"n_permutations": 200,
+                                                    "n_resamples": 0})
+        np.testing.assert_allclose(tasks[f"{lp}:sys:spa"].to_numpy(),
+                                   spa.summary()["classical"].to_numpy(), atol=1e-12)
+        acc = bm.correlations(data[lp], "quality", measures="within_item_acc_eq",
+                              resampling={"n_resamples": 0}).table()
+        np.testing.assert_allclose(tasks[f"{lp}:seg:acc_eq"].to_numpy(),
+                                   acc.iloc[:, 0].to_numpy(), atol=1e-12)
+    overall = res.summary()["classical"].to_numpy()
+    np.testing.assert_allclose(overall, tasks.to_numpy().mean(1), atol=1e-12)
+    d = res.details()
+    assert sorted(d["cluster"].unique())[0] == 1
+    assert (d["rank"].sort_values().to_numpy() == np.arange(1, 4)).all()
+    rp = res.rank_probability().to_numpy()
+    np.testing.assert_allclose(rp.sum(1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="protocol"):
+        bm.wmt_ranking(data, "quality", protocol="wmt19")

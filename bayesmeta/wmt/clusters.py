@@ -82,14 +82,17 @@ def _statistic(statistic: str, threshold: float, n_permutations: int, seed: int,
     return measure
 
 
-def _swap_pvalues(stat, x, z, order, n_permutations, seed, chunk=100) -> np.ndarray:
-    """Significance matrix (sorted order) by swapping z-scored outputs between the metrics
-    of each pair, with the engine's swap masks (one spawned stream per pair)."""
+def swap_pvalues(stat, x, z, order, n_permutations, seed, chunk=100
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Significance matrix (in ``order``) by swapping z-scored outputs between the metrics
+    of each pair, with the engine's swap masks (one spawned stream per pair); and the null
+    draws ``(M, M, n_permutations)`` of each pair's difference (i < j)."""
     M = len(order)
     xs = (x - x.mean((1, 2), keepdims=True)) / x.std((1, 2), keepdims=True)
     pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
     streams = np.random.SeedSequence(seed).spawn(len(pairs))
     sig = np.zeros((M, M))
+    null = np.zeros((M, M, n_permutations), dtype=np.float32)
     for (i, j), ss in zip(pairs, streams, strict=True):
         hi, lo = xs[order[i]], xs[order[j]]
         delta = stat(np.stack([hi, lo]), z, None, None)
@@ -102,8 +105,9 @@ def _swap_pvalues(stat, x, z, order, n_permutations, seed, chunk=100) -> np.ndar
             d = stat(np.where(m, lo, hi), z, None, None) - stat(np.where(m, hi, lo), z,
                                                                None, None)
             hits += int((d >= delta - 100 * np.finfo(float).eps * abs(delta)).sum())
+            null[i, j, s:s + k] = d
         sig[i, j] = hits / n_permutations
-    return sig
+    return sig, null
 
 
 def significance_clusters(
@@ -203,9 +207,9 @@ def significance_clusters(
                             ) if level == "system" else (x, z, _ACC_GROUPING[level])
         _, eps = ties.calibrate_ties(xx, zz, grouping=grouping)
         agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
-        sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)
+        sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
     elif statistic in WMT_STATISTICS:
-        sig = _swap_pvalues(stat, x, z, order, opts.n_permutations, seed)
+        sig = swap_pvalues(stat, x, z, order, opts.n_permutations, seed)[0]
     else:
         xx, zz = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True)) if statistic.startswith(
             "system_") else (x, z)

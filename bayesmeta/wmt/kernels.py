@@ -118,15 +118,19 @@ def kendall_like(x: np.ndarray, z: np.ndarray, *, grouping: str = "item",
     ``KendallLike`` averaged with weights = pairs per group, i.e. micro-averaged); with
     weights a pair of members counts the product of the group's and both members'
     weights."""
-    sign, elig = kendall_like_signs(x, z, grouping=grouping, threshold=threshold)
     gw, mw = group_weights(a, b, z.shape, grouping)
-    pw = gw[:, :, None, None] * mw[:, None, :, None] * mw[:, None, None, :] * elig  # (R,G,K,K)
-    lead = sign.shape[:-3]
-    s2 = sign.reshape(-1, *sign.shape[-3:])
-    num = np.einsum("rgkl,mgkl->rm", pw, s2)
+    lead = x.shape[:-2]
+    flat = x.reshape(-1, *x.shape[-2:])
+    num = np.empty((gw.shape[0], flat.shape[0]))
+    pw = None
+    for m in range(flat.shape[0]):       # one metric at a time: (G, K, K) pairs in memory
+        sign, elig = kendall_like_signs(flat[m], z, grouping=grouping, threshold=threshold)
+        if pw is None:
+            pw = gw[:, :, None, None] * mw[:, None, :, None] * mw[:, None, None, :] * elig
+        num[:, m] = np.einsum("rgkl,gkl->r", pw, sign)
     den = pw.sum((1, 2, 3))[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = (num / den).reshape(pw.shape[0], *lead)
+        out = (num / den).reshape(gw.shape[0], *lead)
     return out if a is not None or b is not None else out[0]
 
 

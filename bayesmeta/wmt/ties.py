@@ -43,18 +43,18 @@ def calibrate_ties(x: np.ndarray, z: np.ndarray, *, grouping: str = "item"
     Groups without a pair with a human score are left out of the average (MTME's
     ``KendallWithTiesOpt(variant="acc23", sample_rate=1)``).
     """
-    absd, sx, sz, valid = _pairs(x, z, grouping)
-    n_g = valid.sum(-1)
-    keep = n_g > 0
-    coef = np.where(valid, 1.0 / np.maximum(n_g, 1)[:, None], 0.0) * keep[:, None]
-    coef = coef / keep.sum()
     acc = np.empty(x.shape[0])
     eps = np.empty(x.shape[0])
-    tie_ok = (sz == 0).astype(float)
-    for m in range(x.shape[0]):
-        nontie = ((sx[m] == sz) & (sz != 0) & (sx[m] != 0)).astype(float)
+    for m in range(x.shape[0]):          # one metric at a time: (G, P) pairs in memory
+        absd, sx, sz, valid = _pairs(x[m], z, grouping)
+        n_g = valid.sum(-1)
+        keep = n_g > 0
+        coef = np.where(valid, 1.0 / np.maximum(n_g, 1)[:, None], 0.0) * keep[:, None]
+        coef = coef / keep.sum()
+        tie_ok = (sz == 0).astype(float)
+        nontie = ((sx == sz) & (sz != 0) & (sx != 0)).astype(float)
         base = (coef * nontie).sum()
-        d = absd[m].ravel()
+        d = absd.ravel()
         order = np.argsort(d, kind="stable")
         ds = d[order]
         gain = np.cumsum((coef * (tie_ok - nontie)).ravel()[order])
@@ -84,15 +84,17 @@ def agreement(x: np.ndarray, z: np.ndarray, eps: np.ndarray, *, grouping: str = 
 
 def pair_swap_pvalues(agree: np.ndarray, coef: np.ndarray, order: np.ndarray,
                       n_permutations: int, random_seed: int, chunk: int = 200
-                      ) -> np.ndarray:
+                      ) -> tuple[np.ndarray, np.ndarray]:
     r"""Significance matrix (rows/columns in ``order``) of the comparison-swapping test:
     ``sig[i, j]`` (i < j) is the share of swaps whose accuracy difference
     :math:`acc(A^*) - acc(B^*)` reaches the observed :math:`acc(A) - acc(B)` (A =
-    ``order[i]``). One stream per pair, spawned from ``random_seed``."""
+    ``order[i]``). One stream per pair, spawned from ``random_seed``. Also returns the null
+    draws ``(M, M, n_permutations)`` of each pair's difference (i < j)."""
     M = len(order)
     pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
     streams = np.random.SeedSequence(random_seed).spawn(len(pairs))
     sig = np.zeros((M, M))
+    null = np.zeros((M, M, n_permutations), dtype=np.float32)
     shape = coef.shape
     for (i, j), ss in zip(pairs, streams, strict=True):
         diff = (agree[order[i]] - agree[order[j]]) * coef      # (G, P)
@@ -104,5 +106,6 @@ def pair_swap_pvalues(agree: np.ndarray, coef: np.ndarray, order: np.ndarray,
             m = swap_masks(rng, "both", k, shape)
             d = np.where(m, -diff, diff).sum((1, 2))
             hits += int((d >= delta - 1e-12).sum())
+            null[i, j, s:s + k] = d
         sig[i, j] = hits / n_permutations
-    return sig
+    return sig, null
