@@ -177,10 +177,10 @@ def pairwise_pvalues(x: np.ndarray, signs: np.ndarray, *, b: np.ndarray | None =
     for r in range(bw.shape[0]):
         xb = flat * bw[r]                                             # (M, S, I)
         sys_ = xb.sum(-1)                                             # (M, S)
-        part = np.einsum("pi,msi->mps", sg, xb)                       # (M, P, S)
-        null = part[:, :, iu[0]] - part[:, :, iu[1]]
-        obs = (sys_[:, iu[0]] - sys_[:, iu[1]])[:, None, :]
-        out[r][:, iu[0], iu[1]] = (null >= obs).mean(1)
+        part = (xb.reshape(-1, xb.shape[-1]) @ sg.T).reshape(*xb.shape[:2], -1)  # (M, S, P)
+        null = part[:, iu[0], :] - part[:, iu[1], :]                  # (M, pairs, P)
+        obs = (sys_[:, iu[0]] - sys_[:, iu[1]])[:, :, None]
+        out[r][:, iu[0], iu[1]] = (null >= obs).mean(-1)
     return out.reshape(bw.shape[0], *lead, S, S)
 
 
