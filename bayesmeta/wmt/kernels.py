@@ -198,7 +198,8 @@ def soft_pairwise_accuracy(p_metric: np.ndarray, p_human: np.ndarray,
     a = np.asarray(a, float)
     w = a[:, iu[0]] * a[:, iu[1]]                                     # (R, npairs)
     w = w.reshape(w.shape[0], *([1] * (err.ndim - 2)), w.shape[1])
-    return 1.0 - (err * w).sum(-1) / w.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):  # one distinct system: undefined
+        return 1.0 - (err * w).sum(-1) / w.sum(-1)
 
 
 # --------------------------------------------------------------------------- Williams
