@@ -33,8 +33,12 @@ from bayesmeta.summaries import summarize
 from bayesmeta.wmt.simulate import simulate_campaign
 
 OUT = Path(__file__).parent / "results" / "wmt_null_calibration.jsonl"
-STATISTICS = {"system_pearson": {}, "spa": {}, "pdp": {}, "kendall_like": {"threshold": 25.0},
-              "within_item_acc_eq": {}}
+#: label -> (statistic, extra keywords, permutation scheme)
+STATISTICS = {"system_pearson": ("system_pearson", {}, "both"), "spa": ("spa", {}, "both"),
+              "pdp": ("pdp", {}, "both"),
+              "kendall_like": ("kendall_like", {"threshold": 25.0}, "both"),
+              "within_item_acc_eq": ("within_item_acc_eq", {}, "both"),
+              "within_item_acc_eq_pairs": ("within_item_acc_eq", {}, "pairs")}
 
 
 def _equal_metrics(n_systems: int, n_items: int, seed: int, bias_sd: float) -> xr.Dataset:
@@ -46,10 +50,11 @@ def one(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
         bias_sd: float = 0.15) -> dict:
     ds = _equal_metrics(n_systems, n_items, seed, bias_sd)
     out = {}
-    for stat, kw in STATISTICS.items():
+    for label, (stat, kw, scheme) in STATISTICS.items():
         res = bm.significance_clusters(ds, "quality", statistic=stat, random_seed=seed,
                                        resampling={"n_permutations": n_perm,
-                                                   "n_resamples": n_res}, **kw)
+                                                   "n_resamples": n_res, "scheme": scheme},
+                                       **kw)
         # one-sided in the direction observed (MTME's convention): twice it is two-sided
         p = min(1.0, 2 * float(res.matrix().to_numpy()[0, 1]))
         post = res.extra["posterior"].values
@@ -58,7 +63,7 @@ def one(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
         hdi = summarize(d, ci_prob=0.94)["interval"].values
         b = boot[:, 0] - boot[:, 1]
         lo, hi = np.nanquantile(b, [0.03, 0.97])
-        out[stat] = {"p": p, "hdi_covers": bool(hdi[0] <= 0 <= hdi[1]),
+        out[label] = {"p": p, "hdi_covers": bool(hdi[0] <= 0 <= hdi[1]),
                      "boot_covers": bool(lo <= 0 <= hi)}
     return out
 

@@ -143,9 +143,11 @@ def clusters(all_data):
     for name, stat in _sig_cases():
         ds, trait, ref = all_data[name]
         metrics = ref.get("sig_metrics")
+        # MTME's acc23 clusters swap pairwise comparisons (perm_test="pairs")
+        scheme = "pairs" if stat.endswith("acc_eq") else "both"
         out[name, stat] = bm.significance_clusters(
             ds, trait, statistic=stat, metrics=metrics, random_seed=5,
-            resampling={"n_resamples": 0, "n_permutations": 1000})
+            resampling={"n_resamples": 0, "n_permutations": 1000, "scheme": scheme})
     return out
 
 
@@ -312,3 +314,20 @@ def test_wmt_ranking_combines_the_tasks():
     np.testing.assert_allclose(rp.sum(1), 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="protocol"):
         bm.wmt_ranking(data, "quality", protocol="wmt19")
+
+
+def test_acc_eq_score_swap_test_is_exact_where_the_pairs_test_is_not():
+    """Two exchangeable metrics: the score-swapping test with re-calibrated thresholds keeps
+    its level; MTME's comparison swap rejects far too often (60 null campaigns each; a
+    binomial 0.05 rate exceeds 9/60 with probability < 0.002)."""
+    rej = {"both": 0, "pairs": 0}
+    for r in range(60):
+        ds = simulate_campaign(10, 20, 2, random_seed=900 + r, loadings=(0.6, 0.6),
+                               bias_sd=0.0)
+        for scheme in rej:
+            res = bm.significance_clusters(
+                ds, "quality", statistic="within_item_acc_eq", random_seed=r,
+                resampling={"n_resamples": 0, "n_permutations": 100, "scheme": scheme})
+            rej[scheme] += res.matrix().to_numpy()[0, 1] <= 0.025  # two-sided 5%
+    assert rej["both"] <= 9, rej
+    assert rej["pairs"] > rej["both"], rej

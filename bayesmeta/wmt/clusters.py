@@ -135,17 +135,20 @@ def significance_clusters(
     statistic : str
         ``"spa"``, ``"pdp"`` (pairs within items), ``"kendall_like"`` (within items,
         ``threshold``), or one correlation measure (``"system_pearson"``,
-        ``"global_kendall"``, ``"within_item_pearson"``, ...). For tie-calibrated
-        accuracy (``"within_item_acc_eq"``, ...) the test swaps pairwise *comparisons*
-        (:mod:`bayesmeta.wmt.ties`, MTME's ``perm_test="pairs"``), so metrics with
-        different tie thresholds compete fairly; ``details()["epsilon"]`` holds each
-        metric's calibrated threshold.
+        ``"global_kendall"``, ``"within_item_pearson"``, ...), or tie-calibrated
+        accuracy (``"within_item_acc_eq"``, ...; ``details()["epsilon"]`` holds each
+        metric's threshold): its test swaps scores and re-calibrates the thresholds in
+        every permutation (exact for exchangeable metrics), or, with ``scheme="pairs"``,
+        swaps pairwise comparisons as MTME's ``perm_test="pairs"`` (WMT24/25), which is
+        anti-conservative (see :mod:`bayesmeta.wmt.ties`).
     alpha : float
         p-values at or below it are significant (WMT: 0.05).
     threshold : float
         KendallLike's human-score threshold.
     resampling : ResamplingOptions or dict, optional
-        ``n_permutations`` (per pair, default 1000), ``pvalue`` (default ``"raw"``:
+        ``n_permutations`` (per pair, default 1000), ``scheme`` (``"both"``: swap every
+        output's scores; correlation measures also ``"systems"``, ``"items"``,
+        ``"both-rowcol"``; acc_eq also ``"pairs"``), ``pvalue`` (default ``"raw"``:
         :math:`b/n` as MTME), ``n_resamples`` (bootstrap and posterior draws, default 200),
         ``unit``.
     random_seed : int, optional
@@ -201,20 +204,31 @@ def significance_clusters(
     order = kernels.sort_order(point, labels)
     M = len(labels)
     eps = None
+    if opts.scheme == "pairs" and not acc:
+        raise ValueError("resampling: scheme 'pairs' (swapping pairwise comparisons) is for "
+                         "tie-calibrated accuracy (acc_eq) only.")
+    if (acc or statistic in WMT_STATISTICS) and opts.scheme not in ("both", "pairs"):
+        raise ValueError(f"resampling: scheme {opts.scheme!r} is not available for "
+                         f"{statistic}; use 'both'" + (" or 'pairs'." if acc else "."))
     if acc:
         level = split_measure(parse_measures(statistic)[0])[0]
         xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
                             ) if level == "system" else (x, z, _ACC_GROUPING[level])
         _, eps = ties.calibrate_ties(xx, zz, grouping=grouping)
-        agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
-        sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
+        if opts.scheme == "pairs":
+            agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
+            sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
+        else:
+            def recalibrated(h, zh, a, b):
+                return ties.calibrated_accuracy(h, zh, grouping=grouping)
+            sig = swap_pvalues(recalibrated, xx, zz, order, opts.n_permutations, seed)[0]
     elif statistic in WMT_STATISTICS:
         sig = swap_pvalues(stat, x, z, order, opts.n_permutations, seed)[0]
     else:
         xx, zz = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True)) if statistic.startswith(
             "system_") else (x, z)
         pairs = [(int(order[i]), int(order[j])) for i in range(M) for j in range(i + 1, M)]
-        t = permutation_test(xx, zz, pairs, measures=statistic, scheme="both",
+        t = permutation_test(xx, zz, pairs, measures=statistic, scheme=opts.scheme,
                              n_permutations=opts.n_permutations, pvalue="raw",
                              alternative="greater", random_seed=seed, progress=False,
                              n_jobs=opts.n_jobs)
@@ -236,8 +250,9 @@ def significance_clusters(
                                          coords={"metric": sorted_labels,
                                                  "metric2": sorted_labels})
     info = dict(res.info)
-    swapped = ("each pair's comparisons, ties calibrated per metric" if acc
-               else "each output's scores, z-scored")
+    swapped = ("each pair's comparisons, ties calibrated per metric"
+               if opts.scheme == "pairs" else f"scores ({opts.scheme}), z-scored"
+               + (", ties re-calibrated per permutation" if acc else ""))
     info["test"] = (f"permutation (swap {swapped}), "
                     f"{opts.n_permutations} per pair, p = "
                     + ("b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)")

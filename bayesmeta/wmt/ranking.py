@@ -53,7 +53,7 @@ class RankingResult(WMTResult):
         return self.extra["task_scores"].to_pandas()
 
 
-def _task(stat_name, x, z, n_perm, n_res, unit, seed):
+def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme):
     """Classical (M,), bootstrap and posterior draws (R, M), null draws (M, M, P) in data
     order (i < j: difference i minus j) of one task."""
     M = x.shape[0]
@@ -65,8 +65,12 @@ def _task(stat_name, x, z, n_perm, n_res, unit, seed):
     else:
         stat = _statistic(stat_name, 0.0, n_perm, seed, z.shape[1])
         point, eps = ties.calibrate_ties(x, z, grouping="item")
-        agree, coef = ties.agreement(x, z, eps, grouping="item")
-        null = ties.pair_swap_pvalues(agree, coef, order, n_perm, seed + 3)[1]
+        if scheme == "pairs":
+            agree, coef = ties.agreement(x, z, eps, grouping="item")
+            null = ties.pair_swap_pvalues(agree, coef, order, n_perm, seed + 3)[1]
+        else:
+            null = swap_pvalues(lambda h, zh, a, b: ties.calibrated_accuracy(h, zh), x, z,
+                                order, n_perm, seed + 3)[1]
     boot = draws(stat, x, z, "bootstrap", n_res, seed + 1, unit) if n_res else None
     post = draws(stat, x, z, "bayesian", n_res, seed + 2) if n_res else None
     return np.asarray(point, float), boot, post, null
@@ -102,7 +106,10 @@ def wmt_ranking(
         Significance level of the clusters.
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per task and pair, default 1000; also SPA's inner tests),
-        ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``.
+        ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``,
+        ``scheme`` of the segment-level test: ``"pairs"`` (default, WMT24/25's swapping of
+        comparisons, anti-conservative: see :mod:`bayesmeta.wmt.ties`) or ``"both"``
+        (swap scores, re-calibrate the thresholds).
     random_seed : int, optional
         Language pair k uses ``random_seed + 10 k`` (SPA's inner permutations; + 1
         bootstrap, + 2 Bayesian bootstrap, + 3 significance tests).
@@ -140,7 +147,10 @@ def wmt_ranking(
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
-    opts = resampling_options(resampling, n_resamples=200)
+    opts = resampling_options(resampling, n_resamples=200, scheme="pairs")
+    if opts.scheme not in ("pairs", "both"):
+        raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25) or 'both', got "
+                         f"{opts.scheme!r}.")
     ci_prob = check_ci_prob(ci_prob)
     sets = dict(data) if isinstance(data, Mapping) else {
         str(data.attrs.get("lp", "lp")): data}
@@ -166,7 +176,7 @@ def wmt_ranking(
         x, z, _, _ = inputs(sets[lp], trait, None, None, labels, None, "first")
         for name in TASKS:
             pt, bt, ps, nl = _task(name, x, z, opts.n_permutations, opts.n_resamples,
-                                   opts.unit, seed + 10 * k)
+                                   opts.unit, seed + 10 * k, opts.scheme)
             score = score + w * pt
             null = null + w * nl.astype(float)
             if opts.n_resamples:

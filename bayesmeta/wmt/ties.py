@@ -7,12 +7,22 @@ a tie when :math:`|x_k - x_l| \le \varepsilon`; the human comparison is
 (ties included), averaged over the groups; tie calibration picks the smallest
 :math:`\varepsilon \in \{0\} \cup \{|x_k - x_l|\}` maximising it.
 
-Two metrics with different :math:`\varepsilon` cannot be compared by swapping scores (the
-thresholds do not travel with the scores), so this test swaps their *comparisons*: for every
+Two metrics with different :math:`\varepsilon` cannot be compared by swapping scores with
+their thresholds held fixed, so MTME's test (WMT24/25) swaps their *comparisons*: for every
 pair of outputs, independently with probability 1/2, metric A's comparison and metric B's
 change places; the statistic is the difference of the hybrids' accuracies. The swap masks
 are the resampling engine's (:func:`~bayesmeta.correlation.resampling.swap_masks`, scheme
 ``"both"`` over (group, pair)).
+
+**Warning, measured**: the comparison-swapping test is far from valid. Comparisons that
+share an output are dependent, and swapping them independently makes the null distribution
+too narrow: with two exchangeable metrics (per-output errors only) it rejected a true null
+at a nominal two-sided 5% in 13 of 60 campaigns of 10 systems x 20 items
+(``tests/test_wmt.py``) and in 29% of 200 campaigns of 16 x 50 (see also
+``benchmarks/wmt_null_calibration.py``). The score-swapping test with the threshold
+re-calibrated in every permutation (:func:`calibrated_accuracy`, ``scheme="both"``, the
+default of :func:`bayesmeta.significance_clusters`) is exact for exchangeable metrics (3
+of 60 in the same campaigns).
 """
 
 from __future__ import annotations
@@ -66,6 +76,14 @@ def calibrate_ties(x: np.ndarray, z: np.ndarray, *, grouping: str = "item"
         best = int(np.argmax(cand_a))
         acc[m], eps[m] = cand_a[best], cand_t[best]
     return acc, eps
+
+
+def calibrated_accuracy(x: np.ndarray, z: np.ndarray, *, grouping: str = "item"
+                        ) -> np.ndarray:
+    """Tie-calibrated ``acc23`` over leading dims ``(..., S, I) -> (...)``, the threshold
+    re-calibrated for every slice (the statistic of the score-swapping test)."""
+    flat = x.reshape(-1, *x.shape[-2:])
+    return calibrate_ties(flat, z, grouping=grouping)[0].reshape(x.shape[:-2])
 
 
 def agreement(x: np.ndarray, z: np.ndarray, eps: np.ndarray, *, grouping: str = "item"
