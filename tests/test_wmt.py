@@ -99,8 +99,9 @@ def test_williams_equals_mtme(all_data, name, level):
         assert row["pvalue"] == pytest.approx(p21, abs=1e-9)  # the test is symmetric
 
 
-@pytest.mark.parametrize("name", ["sim_da", "sim_mqm", "summeval"])
-@pytest.mark.parametrize("grouping", ["item", "system", "global"])
+@pytest.mark.parametrize("name,grouping", [
+    (name, g) for name in REF["datasets"] for g in ("item", "system", "global")
+    if f"acc23_{g}" in REF["datasets"][name]])
 def test_acc_eq_and_epsilon_equal_mtme_acc23(all_data, name, grouping):
     # MTME: stats.KendallWithTiesOpt(gold, metric, 'acc23', S, avg, sample_rate=1.0)
     ds, trait, ref = all_data[name]

@@ -193,6 +193,12 @@ def significance_clusters(
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
     acc = statistic not in WMT_STATISTICS and split_measure(
         parse_measures(statistic)[0])[1] == "acc_eq"
+    if opts.scheme == "pairs" and not acc:
+        raise ValueError("resampling: scheme 'pairs' (swapping pairwise comparisons) is for "
+                         "tie-calibrated accuracy (acc_eq) only.")
+    if (acc or statistic in WMT_STATISTICS) and opts.scheme not in ("both", "pairs"):
+        raise ValueError(f"resampling: scheme {opts.scheme!r} is not available for "
+                         f"{statistic}; use 'both'" + (" or 'pairs'." if acc else "."))
     seed = resolve_seed(SPA_SEED if random_seed is None and statistic == "spa"
                         else random_seed)
     stat = _statistic(statistic, threshold, opts.n_permutations, seed, z.shape[1])
@@ -204,12 +210,6 @@ def significance_clusters(
     order = kernels.sort_order(point, labels)
     M = len(labels)
     eps = None
-    if opts.scheme == "pairs" and not acc:
-        raise ValueError("resampling: scheme 'pairs' (swapping pairwise comparisons) is for "
-                         "tie-calibrated accuracy (acc_eq) only.")
-    if (acc or statistic in WMT_STATISTICS) and opts.scheme not in ("both", "pairs"):
-        raise ValueError(f"resampling: scheme {opts.scheme!r} is not available for "
-                         f"{statistic}; use 'both'" + (" or 'pairs'." if acc else "."))
     if acc:
         level = split_measure(parse_measures(statistic)[0])[0]
         xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"

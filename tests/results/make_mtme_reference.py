@@ -6,6 +6,9 @@ be installed)::
 
     git clone https://github.com/google-research/mt-metrics-eval /tmp/mtme
     PYTHONPATH=/path/to/bayesmeta python tests/results/make_mtme_reference.py /tmp/mtme
+    # one dataset into the existing file; "light" skips MTME's slowest pure-Python parts
+    # (global-grouping acc23, the pairs test)
+    PYTHONPATH=... python tests/results/make_mtme_reference.py /tmp/mtme summeval light
 
 MTME's ``stats.py``/``pce.py`` need only NumPy and SciPy; ``data.py`` (``CompareMetrics``,
 ``AssignRanks``) imports ``apache_beam`` at the top for its optional parallel mode, which is
@@ -59,7 +62,10 @@ def _flat(a: np.ndarray) -> list[float]:
 
 
 def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
-             sig_metrics: list[str], spa_clusters: bool, data, stats) -> dict:
+             sig_metrics: list[str], spa_clusters: bool, data, stats,
+             light: bool = False) -> dict:
+    """MTME's values; ``light`` skips the global-grouping acc23 and the pairs test (the
+    slowest pure-Python parts of MTME)."""
     global_metrics = sig_metrics
     S = z.shape[0]
     out: dict = {"calls": {}}
@@ -70,9 +76,12 @@ def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
     out["calls"]["spa"] = "stats.Correlation(S, gold, metric).PairwiseConfidenceError('none')"
     out["spa"] = {m: float(c.PairwiseConfidenceError("none")[0]) for m, c in corr.items()}
     for g, avg in (("item", "item"), ("system", "sys"), ("global", "none")):
+        print(" ", g, flush=True)
         use = corr if g != "global" else {m: corr[m] for m in global_metrics}
         out["calls"][f"pdp_{g}"] = f"Correlation.Pearson(average_by={avg!r}, pdp=True)"
         out[f"pdp_{g}"] = {m: float(c.Pearson(avg, pdp=True)[0]) for m, c in use.items()}
+        if light and g == "global":
+            continue
         out["calls"][f"acc23_{g}"] = (f"stats.KendallWithTiesOpt(gold, metric, 'acc23', S, "
                                       f"{avg!r}, sample_rate=1.0) -> (acc, epsilon)")
         out[f"acc23_{g}"] = {m: [float(v) for v in stats.KendallWithTiesOpt(
@@ -113,16 +122,18 @@ def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
                              "cluster": [int(ranks[m][1]) for m in ranks],
                              "matrix": mat.tolist()}
     sub = {m: corr[m] for m in sig_metrics}
+    print("  significance", flush=True)
     np.random.seed(SIG_SEED)  # noqa: NPY002 - MTME draws from the global stream
-    ranks, mat, _, _ = data.CompareMetrics(sub, stats.KendallWithTiesOpt, "item", k=K,
-                                           perm_test="pairs", variant="acc23",
-                                           sample_rate=1.0)
-    sig["within_item_acc_eq"] = {
-        "call": f"np.random.seed({SIG_SEED}); data.CompareMetrics(corr, "
-                f"stats.KendallWithTiesOpt, 'item', k={K}, perm_test='pairs', "
-                f"variant='acc23', sample_rate=1.0)",
-        "order": list(ranks), "value": [ranks[m][0] for m in ranks],
-        "cluster": [int(ranks[m][1]) for m in ranks], "matrix": mat.tolist()}
+    ranks, mat, _, _ = (None, None, None, None) if light else data.CompareMetrics(
+        sub, stats.KendallWithTiesOpt, "item", k=K,
+        perm_test="pairs", variant="acc23", sample_rate=1.0)
+    if not light:
+        sig["within_item_acc_eq"] = {
+            "call": f"np.random.seed({SIG_SEED}); data.CompareMetrics(corr, "
+                    f"stats.KendallWithTiesOpt, 'item', k={K}, perm_test='pairs', "
+                    f"variant='acc23', sample_rate=1.0)",
+            "order": list(ranks), "value": [ranks[m][0] for m in ranks],
+            "cluster": [int(ranks[m][1]) for m in ranks], "matrix": mat.tolist()}
     if spa_clusters:
         np.random.seed(SIG_SEED)  # noqa: NPY002 - MTME draws from the global stream
         ranks, mat, _, _ = data.CompareMetricsWithPairwiseConfidenceError(sub, k=K)
@@ -139,7 +150,7 @@ def _compute(x: np.ndarray, z: np.ndarray, metrics: list[str], threshold: float,
     return out
 
 
-def main(root: str) -> None:
+def main(root: str, only: str | None = None, light: bool = False) -> None:
     import bayesmeta as bm
     from bayesmeta.wmt.simulate import simulate_campaign
 
@@ -150,7 +161,11 @@ def main(root: str) -> None:
                  "numpy": np.__version__, "scipy": scipy.__version__,
                  "bayesmeta": bm.__version__, "significance_k": K, "sig_seed": SIG_SEED,
                  "datasets": {}}
+    if only:  # recompute one dataset into the existing file
+        ref["datasets"] = json.loads((HERE / "mtme_reference.json").read_text())["datasets"]
     for name, cfg in CAMPAIGNS.items():
+        if only and name != only:
+            continue
         args = {k: cfg[k] for k in ("n_systems", "n_items", "n_metrics", "scale",
                                     "random_seed")}
         ds = simulate_campaign(**args)
@@ -165,17 +180,20 @@ def main(root: str) -> None:
                    fingerprint=[float(z.sum()), float(x.sum())])
         ref["datasets"][name] = res
         _write(ref)
+    if only and only != "summeval":
+        return
     ds = bm.datasets.summeval(download=False)
     z = ds["rating"].sel(trait=SUMMEVAL_TRAIT).mean("rater").transpose("system", "item").values
     x = ds["score"].sel(run="1").transpose("metric", "system", "item").values
     metrics = [str(m) for m in ds["metric"].values]
     print("summeval", flush=True)
-    res = _compute(x, z, metrics, SUMMEVAL_THRESHOLD, SUMMEVAL_SIG_METRICS, False, data, stats)
+    res = _compute(x, z, metrics, SUMMEVAL_THRESHOLD, SUMMEVAL_SIG_METRICS, False, data, stats,
+                   light)
     res.update(source="bm.datasets.summeval(); human = rating COH mean over raters; "
                       "score run '1'", trait=SUMMEVAL_TRAIT, threshold=SUMMEVAL_THRESHOLD,
                metrics=metrics, sig_metrics=SUMMEVAL_SIG_METRICS,
                global_metrics=SUMMEVAL_SIG_METRICS,
-               fingerprint=[float(z.sum()), float(x.sum())])
+               fingerprint=[float(z.sum()), float(x.sum())], light=light)
     ref["datasets"]["summeval"] = res
     _write(ref)
 
@@ -185,4 +203,6 @@ def _write(ref: dict) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/tmp/mtme")
+    # make_mtme_reference.py MTME_ROOT [DATASET [light]]
+    main(sys.argv[1] if len(sys.argv) > 1 else "/tmp/mtme",
+         sys.argv[2] if len(sys.argv) > 2 else None, len(sys.argv) > 3 and sys.argv[3] == "light")
