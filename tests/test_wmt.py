@@ -113,10 +113,19 @@ def test_acc_eq_and_epsilon_equal_mtme_acc23(all_data, name, grouping):
     hs = bm.data.select.human_score(ds, trait).values.transpose("system", "item").values
     x = bm.data.select.metric_scores(ds, metrics)
     acc, eps = ties.calibrate_ties(x.values, hs, grouping=grouping)
+    n_tied = 0
     for k, m in enumerate(metrics):
         assert got.loc[m].iloc[0] == pytest.approx(want[m][0], abs=1e-9), m
         assert acc[k] == pytest.approx(want[m][0], abs=1e-9), m
-        assert eps[k] == pytest.approx(want[m][1], abs=1e-9), m
+        # the threshold may differ only among thresholds of equal accuracy (MTME sums
+        # incrementally, so rounding breaks exact ties arbitrarily): MTME's threshold must
+        # reach the same accuracy here
+        agree, coef = ties.agreement(x.values[k:k + 1], hs, np.array([want[m][1]]),
+                                     grouping=grouping)
+        assert (agree[0] * coef).sum() == pytest.approx(want[m][0], abs=1e-9), m
+        if abs(eps[k] - want[m][1]) > 1e-9:
+            n_tied += 1
+    assert n_tied <= max(1, len(metrics) // 4), n_tied  # ties of the optimum are rare
 
 
 def _sig_cases():
@@ -146,8 +155,9 @@ def clusters(all_data):
         metrics = ref.get("sig_metrics")
         # MTME's acc23 clusters swap pairwise comparisons (perm_test="pairs")
         scheme = "pairs" if stat.endswith("acc_eq") else "both"
+        # SPA's seed also draws its inner permutations: MTME's are seed 4
         out[name, stat] = bm.significance_clusters(
-            ds, trait, statistic=stat, metrics=metrics, random_seed=5,
+            ds, trait, statistic=stat, metrics=metrics, random_seed=4 if stat == "spa" else 5,
             resampling={"n_resamples": 0, "n_permutations": 1000, "scheme": scheme})
     return out
 
