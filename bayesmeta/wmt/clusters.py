@@ -169,6 +169,14 @@ def significance_clusters(
     NumPy's global stream: p-values agree with MTME's to Monte Carlo error, clusters
     where no p-value is near ``alpha``. R equivalent: none packaged.
 
+    The one-sided p-value is taken in the direction observed, so ``alpha = 0.05`` is a
+    two-sided 10% test. Swapping single outputs assumes a metric's errors are independent
+    across outputs: in null simulations (``benchmarks/wmt_null_calibration.py``, two
+    exchangeable metrics, 60 campaigns per cell, two-sided 5%) the score-swapping tests kept
+    roughly their level with per-output errors (0-17%, Monte Carlo sd about 3%), but with a
+    per-system error of each metric SPA's test rejected 13-25% of true nulls (8-30 systems);
+    MTME's comparison swap for acc_eq rejected 17-48% in every setting.
+
     References
     ----------
     Freitag et al. (2021-2024), *Results of the WMT Metrics Shared Task*; Deutsch, Dror &
