@@ -40,6 +40,7 @@ from bayesmeta.data import (
     missing_report,
     read_annotations,
     read_csv,
+    read_mtme,
     read_report,
     validate,
 )
@@ -76,6 +77,14 @@ from bayesmeta.validity import (
     metric_variance,
     mtmm,
 )
+from bayesmeta.wmt import (
+    kendall_like,
+    pairwise_difference_pearson,
+    significance_clusters,
+    soft_pairwise_accuracy,
+    williams_test,
+    wmt_ranking,
+)
 
 __all__ = [
     "MissingDataWarning",
@@ -110,6 +119,7 @@ __all__ = [
     "granularity_simulation",
     "human_inconsistency",
     "items_needed",
+    "kendall_like",
     "kind_comparison",
     "ks_score",
     "load",
@@ -121,6 +131,7 @@ __all__ = [
     "missing_report",
     "mtmm",
     "omega_ordinal",
+    "pairwise_difference_pearson",
     "perturbation_detection",
     "plan_alt_test",
     "pre_assessment",
@@ -129,12 +140,17 @@ __all__ = [
     "rater_bias",
     "read_annotations",
     "read_csv",
+    "read_mtme",
     "read_report",
     "recommend_metric_set",
     "reference_choice",
     "reliability",
     "report",
+    "significance_clusters",
+    "soft_pairwise_accuracy",
     "spearman_brown",
     "stability",
     "validate",
+    "williams_test",
+    "wmt_ranking",
 ]

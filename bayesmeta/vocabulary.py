@@ -153,6 +153,12 @@ KEYWORDS: dict[str, str] = {
     "tolerance": "a tolerance on the scores",
     "variables": "decision_study: the variables shown",
     "x": "rank_normalize: the values",
+    "grouping": "WMT statistics: the groups within which pairs of outputs are formed "
+                "('item', 'system' or 'global'; MTME's average_by 'item', 'sys', 'none')",
+    "statistic": "significance_clusters: the statistic metrics are ranked by ('spa', "
+                 "'pdp', 'kendall_like' or one correlation measure)",
+    "alpha": "significance_clusters, wmt_ranking: p-values at or below it are significant",
+    "protocol": "wmt_ranking: the WMT metrics-task protocol ('wmt24' or 'wmt25')",
     "kind": "corrupt: the corruption kinds",
     # readers (column roles and parsing)
     "format": "read_csv: 'wide', 'long' or 'metriceval'",
@@ -164,6 +170,7 @@ KEYWORDS: dict[str, str] = {
     "rater": "reader: the column of rater labels",
     "value": "reader: the column of values",
     "ratings": "reader: the columns holding ordinal ratings",
+    "lp": "read_mtme: the language pair (SRC-TGT) read",
     "human_scale": "reader: the scale of continuous human scores",
     "exclude": "reader: columns left out",
     "reference_based": "which metrics use references",

@@ -28,13 +28,13 @@ LAYERS: dict[str, int] = {
     "bayesmeta.reliability": 2, "bayesmeta.agreement": 2, "bayesmeta.raters": 2,
     "bayesmeta.validity": 2, "bayesmeta.correlation": 2, "bayesmeta.reference_free": 2,
     "bayesmeta.corroboration": 2, "bayesmeta.unit_tests": 2, "bayesmeta.compare": 2,
-    "bayesmeta.judges": 2,
+    "bayesmeta.judges": 2, "bayesmeta.wmt": 2,
     # on top: the report, the public API (``bayesmeta/__init__.py``, re-exports only), the CLI
     "bayesmeta.report": 3, "bayesmeta": 4, "bayesmeta.cli": 5,
 }
 #: The topic packages: each a folder.
 TOPICS = ["reliability", "agreement", "raters", "validity", "correlation", "reference_free",
-          "corroboration", "unit_tests", "judges"]
+          "corroboration", "unit_tests", "judges", "wmt"]
 #: Modules that build or read a PyMC model (PyMC imported inside their functions).
 BAYESIAN = {
     "bayesmeta.reliability.true_score", "bayesmeta.reliability._true_score_build",

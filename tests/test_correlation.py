@@ -112,9 +112,9 @@ def test_weights_equal_repeated_data(messy):
 
 
 def _acc_eq(dm_groups, dh_groups):
-    """Brute-force acc_eq (Deutsch, Foster & Freitag 2023): every candidate epsilon, the
-    accuracy averaged over groups, maximised."""
-    cands = np.unique(np.concatenate([np.abs(d) for d in dm_groups]))
+    """Brute-force acc_eq (Deutsch, Foster & Freitag 2023): every candidate epsilon (0 and
+    each |metric difference|), the accuracy averaged over groups, maximised."""
+    cands = np.unique(np.concatenate([[0.0], *[np.abs(d) for d in dm_groups]]))
     best = -1.0
     for eps in cands:
         accs = []

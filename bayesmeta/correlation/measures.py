@@ -306,6 +306,9 @@ def _accuracy_groups(x, z, valid, W, group_w, min_count):
         ok = valid[m][:, k] & valid[m][:, l_]
         order = np.argsort(absd.ravel(), kind="stable")
         last = _run_ends(absd.ravel()[order])
+        # epsilon = 0 (no tie but exact ones) is a candidate too: with no exact metric tie
+        # it adds no gain (Deutsch et al. 2023; MTME's tau_optimization starts there)
+        floor = -np.inf if np.any((absd == 0) & ok) else 0.0
         for rs in _chunks(R, _MAX_BYTES // (absd.size * 48 + 1)):
             Wr = W[rs]
             w = Wr[:, None, k] * Wr[:, None, l_] * ok  # (r, G, P)
@@ -318,7 +321,7 @@ def _accuracy_groups(x, z, valid, W, group_w, min_count):
                     ..., None] * w
                 base = (coef * agree).sum((-1, -2))
                 gain = np.cumsum((coef * delta).reshape(coef.shape[0], -1)[:, order], -1)
-            acc = base + gain[:, last].max(-1)
+            acc = base + np.maximum(gain[:, last].max(-1), floor)
             out[rs, m] = np.where(beta.sum(-1) > 0, acc, np.nan)
     return out
 
@@ -338,7 +341,8 @@ def _system_accuracy(x, z, a_full, b_full, min_count):
         order = np.argsort(absd, axis=-1, kind="stable")
         gain = np.cumsum(np.take_along_axis(coef * delta, order, -1), -1)
         last = _run_ends(np.take_along_axis(absd, order, -1))
-        acc = base + np.where(last, gain, -np.inf).max(-1)
+        floor = np.where(((absd == 0) & (w > 0)).any(-1), -np.inf, 0.0)  # epsilon = 0
+        acc = base + np.maximum(np.where(last, gain, -np.inf).max(-1), floor)
         few = ((a_full > 0) & valid).sum(-1) < min_count
         out[:, m] = np.where(few, np.nan, acc)
     return out

@@ -4,6 +4,7 @@ from bayesmeta.data import datasets
 from bayesmeta.data._columns import ReadWarning
 from bayesmeta.data.annotations import from_annotations, read_annotations
 from bayesmeta.data.io import from_long, from_wide, orient, read_csv, read_report
+from bayesmeta.data.mtme import read_mtme
 from bayesmeta.data.quality import data_quality
 from bayesmeta.data.schema import MissingDataWarning, missing_report, validate
 
@@ -19,6 +20,7 @@ __all__ = [
     "orient",
     "read_annotations",
     "read_csv",
+    "read_mtme",
     "read_report",
     "validate",
 ]

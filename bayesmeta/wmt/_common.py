@@ -1,0 +1,145 @@
+"""Shared steps of the WMT statistics: inputs from the one selection layer, the classical
+value, bootstrap and Bayesian-bootstrap draws through the correlation package's resampling
+engine (:func:`~bayesmeta.correlation.resampling.resampling_weights`), and the side-by-side
+table with P(A beats B) and rank distributions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta.correlation.comparison import _rank_probabilities
+from bayesmeta.correlation.resampling import percentile_interval, resampling_weights
+from bayesmeta.data import select
+from bayesmeta.data.schema import validate
+from bayesmeta.results import Result, data_hash
+from bayesmeta.summaries import summarize
+
+#: A statistic of metric scores (..., S, I) against the human score (S, I) under system
+#: weights a (R, S) and item weights b (R, I) (None: ones); returns (R, ...) with weights,
+#: (...) without.
+Statistic = Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None],
+                     np.ndarray]
+
+
+class WMTResult(Result):
+    """A WMT statistic of every metric, classical and Bayesian (see
+    :func:`bayesmeta.wmt.soft_pairwise_accuracy`)."""
+
+    def p_beats(self) -> pd.DataFrame:
+        """Square table: posterior P(row metric beats column metric)."""
+        return self.extra["p_beats"].to_pandas()
+
+    def rank_probability(self) -> pd.DataFrame:
+        """Posterior probability of each rank (1 = best) of each metric."""
+        return self.extra["rank_probability"].to_pandas()
+
+
+def inputs(data: xr.Dataset, trait: str | None, raters: Any, human: Any, metrics: Any,
+           run: Any, reference: Any, *, complete: bool = True
+           ) -> tuple[np.ndarray, np.ndarray, list[str], select.HumanScore]:
+    """Metric scores ``(M, S, I)``, the human score ``(S, I)``, metric labels and the human
+    score's description; refuses missing metric scores (and, with ``complete``, missing
+    human scores), naming the metric."""
+    validate(data, warn_missing=False)
+    scores = select.metric_scores(data, metrics, run=run, reference=reference)
+    hs = select.human_score(data, trait, raters=raters, human=human)
+    z = np.asarray(hs.values.transpose("system", "item").values, dtype=float)
+    x = np.asarray(scores.values, dtype=float)
+    labels = [str(m) for m in scores["metric"].values]
+    select.require(x.shape[1], 2, "system", "WMT statistics")
+    bad = np.isnan(x).any((1, 2))
+    if bad.any():
+        m = int(np.argmax(bad))
+        raise ValueError(f"metric {labels[m]!r} has {int(np.isnan(x[m]).sum())} missing "
+                         f"scores; the WMT statistics need every output scored (select the "
+                         f"outputs first).")
+    if complete and np.isnan(z).any():
+        raise ValueError(f"human score {hs.label!r} has {int(np.isnan(z).sum())} missing "
+                         f"values; this statistic needs every output rated.")
+    return x, z, labels, hs
+
+
+def draws(stat: Statistic, x: np.ndarray, z: np.ndarray, kind: str, n: int, seed: int,
+          unit: str = "both", chunk: int = 50) -> np.ndarray:
+    """``(n, M)`` draws of ``stat`` under bootstrap (``kind="bootstrap"``, ``unit``) or
+    Bayesian-bootstrap (``"bayesian"``) weights from the resampling engine."""
+    rng = np.random.default_rng(seed)
+    a, b = resampling_weights(rng, kind, n, z.shape, unit)
+    out = np.empty((n, x.shape[0]))
+    for s in range(0, n, chunk):
+        sl = slice(s, min(n, s + chunk))
+        aa = None if a is None else a[sl]
+        bb = None if b is None else b[sl]
+        if aa is None and bb is None:  # pragma: no cover - unit always resamples something
+            raise ValueError("resampling weights are missing.")
+        out[sl] = stat(x, z, aa, bb)
+    return out
+
+
+def evaluate(stat: Statistic, data: xr.Dataset, x: np.ndarray, z: np.ndarray,
+             labels: Sequence[str], hs: select.HumanScore, *, estimand: str,
+             title: str, n_resamples: int, unit: str, ci_prob: float, seed: int,
+             info: dict[str, Any], notes: Sequence[str] = ()) -> WMTResult:
+    """Classical value, percentile bootstrap interval (seed + 1) and Bayesian-bootstrap
+    posterior (seed + 2) of ``stat`` for every metric, as a :class:`WMTResult`."""
+    point = np.asarray(stat(x, z, None, None), float)
+    M = len(labels)
+    idx = pd.MultiIndex.from_product([[estimand], [hs.trait], list(labels)],
+                                     names=["estimand", "trait", "metric"])
+    table = pd.DataFrame({"classical": point}, index=idx)
+    order = np.argsort(-point, kind="stable")
+    rank = np.empty(M, int)
+    rank[order] = np.arange(1, M + 1)
+    details = pd.DataFrame({"rank": rank}, index=idx)
+    extra: dict[str, Any] = {}
+    kinds: dict[str, Any] = {}
+    info = {"data": select.describe(data), "human": hs.label, **info}
+    if n_resamples:
+        boot = draws(stat, x, z, "bootstrap", n_resamples, seed + 1, unit)
+        post = draws(stat, x, z, "bayesian", n_resamples, seed + 2)
+        bda = xr.DataArray(boot, dims=("resample", "metric"), coords={"metric": list(labels)})
+        pda = xr.DataArray(post, dims=("resample", "metric"), coords={"metric": list(labels)})
+        iv = percentile_interval(bda, ci_prob)
+        table["classical_low"] = iv.sel(ci_bound="lower").values
+        table["classical_high"] = iv.sel(ci_bound="upper").values
+        s = summarize(pda, ci_prob=ci_prob, sample_dims=("resample",))
+        table["mean"] = s["mean"].values
+        table["sd"] = s["sd"].values
+        table["hdi_low"] = s["interval"].sel(ci_bound="lower").values
+        table["hdi_high"] = s["interval"].sel(ci_bound="upper").values
+        with np.errstate(invalid="ignore"):
+            gt = (post[:, :, None] > post[:, None, :]).mean(0)
+            eq = (post[:, :, None] == post[:, None, :]).mean(0)
+        beats = gt + 0.5 * eq
+        np.fill_diagonal(beats, np.nan)
+        ranks = _rank_probabilities(post[:, :, None])[0]
+        details["p_best"] = ranks[:, 0]
+        extra = {
+            "bootstrap": bda, "posterior": pda,
+            "p_beats": xr.DataArray(beats, dims=("metric", "metric2"),
+                                    coords={"metric": list(labels), "metric2": list(labels)}),
+            "rank_probability": xr.DataArray(
+                ranks, dims=("metric", "rank"),
+                coords={"metric": list(labels), "rank": np.arange(1, M + 1)}),
+        }
+        info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap ({unit}), "
+                                      f"{n_resamples} resamples")
+        info["posterior"] = (f"Bayesian bootstrap (Dirichlet over systems and items), "
+                             f"{n_resamples} draws")
+        kinds = {"classical_ci_kind": f"percentile bootstrap ({unit})",
+                 "posterior": "Bayesian bootstrap"}
+    undefined = [m for m, v in zip(labels, point, strict=True) if not np.isfinite(v)]
+    notes = list(notes)
+    if undefined:
+        notes.append(f"{estimand} is undefined (constant scores or no eligible pairs) for: "
+                     f"{', '.join(undefined[:12])}" + (" ..." if len(undefined) > 12 else ""))
+    notes.append("details(): rank (by the classical value, 1 = best) and p_best (posterior "
+                 "probability of rank 1); extra['p_beats']: P(metric beats metric2).")
+    return WMTResult(table, title=title, info=info, details=details, extra=extra,
+                     ci_prob=ci_prob, random_seed=seed, data_hash=data_hash(data),
+                     notes=notes, **kinds)

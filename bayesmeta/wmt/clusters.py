@@ -1,0 +1,274 @@
+r"""Significance clusters of metrics, as the WMT metrics task ranks them.
+
+Metrics are sorted by decreasing statistic; for every pair (i above j) a one-sided
+permutation test gives the p-value of "j is at least as good as i" (the significance
+matrix); walking down the list, a metric opens a new cluster when a metric of the current
+cluster beats it significantly (:func:`bayesmeta.wmt.kernels.assign_ranks`). Beside the
+clusters: each metric's bootstrap interval, Bayesian-bootstrap posterior, P(A beats B) and
+rank distribution.
+
+The permutation test is the one of MTME's ``PermutationSigDiff`` (Perm-Both of Deutsch,
+Dror & Roth 2021): both metrics are z-scored over all outputs, every output's pair of
+scores swapped with probability 1/2, the statistic recomputed; p is the share of swaps
+whose difference reaches the observed one. Correlation measures run through the resampling
+engine's :func:`~bayesmeta.correlation.resampling.permutation_test` (system-level measures
+on the system means, as MTME tests system-level scores); tie-calibrated accuracy swaps
+pairwise comparisons instead (:mod:`bayesmeta.wmt.ties`); the WMT statistics (SPA, PDP,
+KendallLike) use the engine's swap masks
+(:func:`~bayesmeta.correlation.resampling.swap_masks`) and their kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta.correlation.measures import measure_draws, parse_measures, split_measure
+from bayesmeta.correlation.resampling import permutation_test, swap_masks
+from bayesmeta.options import ResamplingOptions, resolve_seed
+from bayesmeta.summaries import CI_PROB, check_ci_prob
+from bayesmeta.vocabulary import resampling_options
+from bayesmeta.wmt import kernels, ties
+from bayesmeta.wmt._common import WMTResult, evaluate, inputs
+from bayesmeta.wmt.statistics import SPA_SEED
+
+WMT_STATISTICS = ("spa", "pdp", "kendall_like")
+_ACC_GROUPING = {"within_item": "item", "within_system": "system", "global": "global"}
+
+
+class ClustersResult(WMTResult):
+    """Significance clusters (see :func:`significance_clusters`)."""
+
+    def matrix(self) -> pd.DataFrame:
+        """The significance matrix: rows and columns sorted by decreasing statistic;
+        entry (i, j), j below i, the p-value that metric j is at least as good as i."""
+        return self.extra["significance"].to_pandas()
+
+
+def _statistic(statistic: str, threshold: float, n_permutations: int, seed: int,
+               n_items: int):
+    """The statistic as a kernel ``(x, z, a, b)`` and a fast unweighted version over
+    leading dims ``(..., S, I) -> (...)``."""
+    if statistic == "spa":
+        signs = kernels.permutation_signs(n_permutations, n_items, seed)
+
+        def spa(x, z, a, b):
+            if a is None and b is None:
+                return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(x, signs),
+                                                      kernels.pairwise_pvalues(z, signs))
+            R = (a if a is not None else b).shape[0]
+            bw = np.ones((R, z.shape[1])) if b is None else b
+            ph = kernels.pairwise_pvalues(z, signs, b=bw)
+            return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(x, signs, b=bw),
+                                                  ph[:, None], a)
+        return spa
+    if statistic == "pdp":
+        return lambda x, z, a, b: kernels.pairwise_difference_pearson(x, z, a=a, b=b)
+    if statistic == "kendall_like":
+        return lambda x, z, a, b: kernels.kendall_like(x, z, threshold=threshold, a=a, b=b)
+    name = parse_measures(statistic)
+    if len(name) != 1:
+        raise ValueError(f"statistic must name one statistic, got {statistic!r}.")
+
+    def measure(x, z, a, b):
+        lead = x.shape[:-2]
+        flat = x.reshape(-1, *x.shape[-2:])
+        out = measure_draws(flat, z, system_weights=a, item_weights=b, measures=name)[..., 0]
+        return out[0].reshape(lead) if a is None and b is None else out.reshape(-1, *lead)
+    return measure
+
+
+def swap_pvalues(stat, x, z, order, n_permutations, seed, chunk=100
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Significance matrix (in ``order``) by swapping z-scored outputs between the metrics
+    of each pair, with the engine's swap masks (one spawned stream per pair); and the null
+    draws ``(M, M, n_permutations)`` of each pair's difference (i < j)."""
+    M = len(order)
+    xs = (x - x.mean((1, 2), keepdims=True)) / x.std((1, 2), keepdims=True)
+    pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
+    streams = np.random.SeedSequence(seed).spawn(len(pairs))
+    sig = np.zeros((M, M))
+    null = np.zeros((M, M, n_permutations), dtype=np.float32)
+    for (i, j), ss in zip(pairs, streams, strict=True):
+        hi, lo = xs[order[i]], xs[order[j]]
+        delta = stat(np.stack([hi, lo]), z, None, None)
+        delta = delta[0] - delta[1]
+        rng = np.random.default_rng(ss)
+        hits = 0
+        for s in range(0, n_permutations, chunk):
+            k = min(chunk, n_permutations - s)
+            m = swap_masks(rng, "both", k, z.shape)
+            d = stat(np.where(m, lo, hi), z, None, None) - stat(np.where(m, hi, lo), z,
+                                                               None, None)
+            hits += int((d >= delta - 100 * np.finfo(float).eps * abs(delta)).sum())
+            null[i, j, s:s + k] = d
+        sig[i, j] = hits / n_permutations
+    return sig, null
+
+
+def significance_clusters(
+    data: xr.Dataset,
+    trait: str | None = None,
+    *,
+    statistic: str = "system_pearson",
+    alpha: float = 0.05,
+    threshold: float = 25.0,
+    raters: str | Sequence[str] | None = None,
+    human: xr.DataArray | None = None,
+    metrics: Sequence[str] | None = None,
+    run: Any = None,
+    reference: Any = "first",
+    resampling: ResamplingOptions | dict[str, Any] | None = None,
+    ci_prob: float = CI_PROB,
+    random_seed: int | None = None,
+) -> ClustersResult:
+    r"""Rank metrics into significance clusters, as the WMT metrics task does.
+
+    Parameters
+    ----------
+    data, trait, raters, human, metrics, run, reference :
+        As in :func:`bayesmeta.correlations`; every output must be scored.
+    statistic : str
+        ``"spa"``, ``"pdp"`` (pairs within items), ``"kendall_like"`` (within items,
+        ``threshold``), or one correlation measure (``"system_pearson"``,
+        ``"global_kendall"``, ``"within_item_pearson"``, ...), or tie-calibrated
+        accuracy (``"within_item_acc_eq"``, ...; ``details()["epsilon"]`` holds each
+        metric's threshold): its test swaps scores and re-calibrates the thresholds in
+        every permutation (exact for exchangeable metrics), or, with ``scheme="pairs"``,
+        swaps pairwise comparisons as MTME's ``perm_test="pairs"`` (WMT24/25), which is
+        anti-conservative (see :mod:`bayesmeta.wmt.ties`).
+    alpha : float
+        p-values at or below it are significant (WMT: 0.05).
+    threshold : float
+        KendallLike's human-score threshold.
+    resampling : ResamplingOptions or dict, optional
+        ``n_permutations`` (per pair, default 1000), ``scheme`` (``"both"``: swap every
+        output's scores; correlation measures also ``"systems"``, ``"items"``,
+        ``"both-rowcol"``; acc_eq also ``"pairs"``), ``pvalue`` (default ``"raw"``:
+        :math:`b/n` as MTME), ``n_resamples`` (bootstrap and posterior draws, default 200),
+        ``unit``.
+    random_seed : int, optional
+        Seed of the permutation tests (for SPA also of its inner permutations, default
+        MTME's 4 when None); the bootstrap uses ``+ 1``, the Bayesian bootstrap ``+ 2``.
+
+    Returns
+    -------
+    ClustersResult
+        ``summary()`` as the statistic's own function; ``details()``: ``rank`` (by the
+        statistic), ``cluster`` (1 = top cluster), ``p_best``; ``matrix()``: the
+        significance matrix; ``extra["p_beats"]``, ``extra["rank_probability"]``.
+
+    Notes
+    -----
+    MTME: ``data.CompareMetrics(corrs, corr_fcn, average_by, k)`` (and
+    ``CompareMetricsWithPairwiseConfidenceError`` for SPA), whose permutations come from
+    NumPy's global stream: p-values agree with MTME's to Monte Carlo error, clusters
+    where no p-value is near ``alpha``. R equivalent: none packaged.
+
+    The one-sided p-value is taken in the direction observed, so ``alpha = 0.05`` is a
+    two-sided 10% test. Swapping single outputs assumes a metric's errors are independent
+    across outputs: in null simulations (``benchmarks/wmt_null_calibration.py``, two
+    exchangeable metrics, 60 campaigns per cell, two-sided 5%) the score-swapping tests kept
+    roughly their level with per-output errors (0-17%, Monte Carlo sd about 3%), but with a
+    per-system error of each metric SPA's test rejected 13-25% of true nulls (8-30 systems);
+    MTME's comparison swap for acc_eq rejected 17-48% in every setting.
+
+    References
+    ----------
+    Freitag et al. (2021-2024), *Results of the WMT Metrics Shared Task*; Deutsch, Dror &
+    Roth (2021), TACL 9.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> from bayesmeta.wmt.simulate import simulate_campaign
+    >>> ds = simulate_campaign(n_systems=8, n_items=20, n_metrics=3, random_seed=0)
+    >>> res = bm.significance_clusters(ds, "quality", random_seed=1,
+    ...                                resampling={"n_permutations": 200, "n_resamples": 50})
+    >>> res.matrix().shape
+    (3, 3)
+    """
+    opts = resampling_options(resampling, n_resamples=200, pvalue="raw")
+    ci_prob = check_ci_prob(ci_prob)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
+    if opts.n_permutations < 1:
+        raise ValueError("resampling: n_permutations must be at least 1.")
+    x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
+    acc = statistic not in WMT_STATISTICS and split_measure(
+        parse_measures(statistic)[0])[1] == "acc_eq"
+    if opts.scheme == "pairs" and not acc:
+        raise ValueError("resampling: scheme 'pairs' (swapping pairwise comparisons) is for "
+                         "tie-calibrated accuracy (acc_eq) only.")
+    if (acc or statistic in WMT_STATISTICS) and opts.scheme not in ("both", "pairs"):
+        raise ValueError(f"resampling: scheme {opts.scheme!r} is not available for "
+                         f"{statistic}; use 'both'" + (" or 'pairs'." if acc else "."))
+    seed = resolve_seed(SPA_SEED if random_seed is None and statistic == "spa"
+                        else random_seed)
+    stat = _statistic(statistic, threshold, opts.n_permutations, seed, z.shape[1])
+    res = evaluate(stat, data, x, z, labels, hs, estimand=statistic,
+                   title=f"Significance clusters of metrics by {statistic}",
+                   n_resamples=opts.n_resamples, unit=opts.unit, ci_prob=ci_prob,
+                   seed=seed, info={})
+    point = res.summary()["classical"].to_numpy()
+    order = kernels.sort_order(point, labels)
+    M = len(labels)
+    eps = None
+    if acc:
+        level = split_measure(parse_measures(statistic)[0])[0]
+        xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
+                            ) if level == "system" else (x, z, _ACC_GROUPING[level])
+        _, eps = ties.calibrate_ties(xx, zz, grouping=grouping)
+        if opts.scheme == "pairs":
+            agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
+            sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
+        else:
+            def recalibrated(h, zh, a, b):
+                return ties.calibrated_accuracy(h, zh, grouping=grouping)
+            sig = swap_pvalues(recalibrated, xx, zz, order, opts.n_permutations, seed)[0]
+    elif statistic in WMT_STATISTICS:
+        sig = swap_pvalues(stat, x, z, order, opts.n_permutations, seed)[0]
+    else:
+        xx, zz = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True)) if statistic.startswith(
+            "system_") else (x, z)
+        pairs = [(int(order[i]), int(order[j])) for i in range(M) for j in range(i + 1, M)]
+        t = permutation_test(xx, zz, pairs, measures=statistic, scheme=opts.scheme,
+                             n_permutations=opts.n_permutations, pvalue="raw",
+                             alternative="greater", random_seed=seed, progress=False,
+                             n_jobs=opts.n_jobs)
+        sig = np.zeros((M, M))
+        iu = np.triu_indices(M, 1)
+        sig[iu] = t["exceed"].values[:, 0] / opts.n_permutations
+    if opts.pvalue == "plus-one":
+        iu = np.triu_indices(M, 1)
+        sig[iu] = (sig[iu] * opts.n_permutations + 1) / (opts.n_permutations + 1)
+    clusters = np.empty(M, int)
+    clusters[order] = kernels.assign_ranks(sig, alpha)
+    details = res.details()
+    details["cluster"] = clusters
+    if eps is not None:
+        details["epsilon"] = eps
+    sorted_labels = [labels[k] for k in order]
+    extra = dict(res.extra)
+    extra["significance"] = xr.DataArray(sig, dims=("metric", "metric2"),
+                                         coords={"metric": sorted_labels,
+                                                 "metric2": sorted_labels})
+    info = dict(res.info)
+    swapped = ("each pair's comparisons, ties calibrated per metric"
+               if opts.scheme == "pairs" else f"scores ({opts.scheme}), z-scored"
+               + (", ties re-calibrated per permutation" if acc else ""))
+    info["test"] = (f"permutation (swap {swapped}), "
+                    f"{opts.n_permutations} per pair, p = "
+                    + ("b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)")
+                    + f", significant at p <= {alpha:g}")
+    return ClustersResult(res.summary(), title=res.title, info=info, details=details,
+                          extra=extra, ci_prob=ci_prob, random_seed=seed,
+                          data_hash=res.provenance.get("data_hash"),
+                          notes=[*res.notes, "details(): cluster (1 = top significance "
+                                             "cluster); matrix(): the p-values."],
+                          **({"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
+                              "posterior": "Bayesian bootstrap"} if opts.n_resamples else {}))

@@ -1,0 +1,78 @@
+r"""A synthetic WMT metrics-task campaign with known truth.
+
+Generative model, for systems :math:`s`, segments (items) :math:`i`, metrics :math:`m`:
+
+.. math::
+    q_{si} &= \mu_s + u_i + \gamma_{si}, \quad \mu_s \sim N(0, \sigma_{sys}^2),\;
+        u_i \sim N(0, \sigma_{item}^2),\; \gamma_{si} \sim N(0, 1),\\
+    h_{si} &= \mathrm{clip}\big(c + d\,(q_{si} + \epsilon_{si}),\ lo,\ hi\big),\quad
+        \epsilon_{si} \sim N(0, \sigma_h^2),\\
+    x_{sim} &= \lambda_m q_{si} + \beta_{sm} + e_{sim},\quad e \sim N(0, 1 - \lambda_m^2),
+        \;\beta_{sm} \sim N(0, \sigma_{bias}^2),
+
+so metric m's segment-level validity is :math:`\lambda_m` (drawn uniformly from
+``loadings``) and its system-level error the per-system bias :math:`\beta_{sm}`. The human
+score is DA-like (``scale="da"``: 0..100, ``c = 70, d = 12``, rounded to integers so that
+ties occur as in real DA) or MQM-like (``scale="mqm"``: :math:`-25..0`, ``c = -5, d = 4``,
+rounded to multiples of 1, the MQM error weights). Returned as a bayesmeta Dataset with the
+human score as the continuous ``judgment`` of trait ``"quality"`` and true values
+``true_loading(metric)``, ``true_system_quality(system)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+_SCALES = {"da": (70.0, 12.0, 0.0, 100.0), "mqm": (-5.0, 4.0, -25.0, 0.0)}
+
+
+def simulate_campaign(
+    n_systems: int = 8,
+    n_items: int = 60,
+    n_metrics: int = 6,
+    *,
+    scale: str = "da",
+    random_seed: int = 0,
+    system_sd: float = 0.5,
+    item_sd: float = 0.7,
+    human_sd: float = 0.5,
+    bias_sd: float = 0.15,
+    loadings: tuple[float, float] = (0.2, 0.8),
+) -> xr.Dataset:
+    """Simulate one language pair of a WMT campaign (see the module docstring).
+
+    Examples
+    --------
+    >>> from bayesmeta.wmt.simulate import simulate_campaign
+    >>> ds = simulate_campaign(n_systems=5, n_items=10, n_metrics=3, random_seed=1)
+    >>> dict(ds["score"].sizes)
+    {'system': 5, 'item': 10, 'metric': 3, 'run': 1}
+    """
+    if scale not in _SCALES:
+        raise ValueError(f"scale must be one of {', '.join(_SCALES)}, got {scale!r}.")
+    c, d, lo, hi = _SCALES[scale]
+    rng = np.random.default_rng(random_seed)
+    mu = rng.normal(0, system_sd, n_systems)
+    q = mu[:, None] + rng.normal(0, item_sd, n_items)[None, :] + rng.normal(
+        0, 1, (n_systems, n_items))
+    h = np.clip(np.round(c + d * (q + rng.normal(0, human_sd, q.shape))), lo, hi)
+    lam = rng.uniform(*loadings, n_metrics)
+    bias = rng.normal(0, bias_sd, (n_systems, n_metrics))
+    x = (lam[None, None, :] * q[:, :, None] + bias[:, None, :]
+         + rng.normal(0, 1, (n_systems, n_items, n_metrics)) * np.sqrt(1 - lam ** 2))
+    systems = [f"sys{s:02d}" for s in range(n_systems)]
+    items = [f"seg{i:04d}" for i in range(n_items)]
+    metrics = [f"metric{m:02d}" for m in range(n_metrics)]
+    ds = xr.Dataset(
+        {"judgment": (("system", "item", "trait"), h[:, :, None]),
+         "score": (("system", "item", "metric", "run"), x[..., None]),
+         "true_loading": (("metric",), lam),
+         "true_system_quality": (("system",), mu)},
+        coords={"system": systems, "item": items, "trait": ["quality"], "metric": metrics,
+                "run": ["1"]},
+        attrs={"source": f"bayesmeta.wmt.simulate_campaign(seed={random_seed}, "
+                         f"scale={scale!r})"},
+    )
+    ds["judgment"].attrs.update(scale_min=lo, scale_max=hi)
+    return ds

@@ -1,0 +1,65 @@
+"""Does a model compile once per shape *across processes*? (issue 19, item 2)
+
+nutpie compiles a PyMC model through PyTensor's numba backend, which caches the kernels of
+every operation on disk (``pytensor.config.numba__cache``, under PyTensor's
+``compiledir``). This script builds and compiles the SummEval rater model (one trait) and
+the four-factor Bayesian ordinal CFA in two fresh processes that share an empty cache
+directory, and prints the compile seconds of each (the first process fills the cache, the
+second reads it) with the ratio, and the load average beside every time::
+
+    python benchmarks/bench_compile_cache.py
+
+Only compiling is timed (no sampling). Each process runs alone (one after the other).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CHILD = r"""
+import json, os, time, warnings
+warnings.simplefilter("ignore")
+import bayesmeta as bm
+from bayesmeta.sampling import _compiled_nutpie
+from bayesmeta.raters._model_build import build_rater_model, rater_design
+from bayesmeta.validity._cfa_setup import model_for, setup
+data = bm.datasets.summeval()
+out = {}
+design = rater_design(data, traits=["COH"])
+t = time.perf_counter(); m = build_rater_model(design); build = time.perf_counter() - t
+_, sec = _compiled_nutpie(m)
+out["rater"] = {"build": build, "compile": sec}
+syntax = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Expert.{r}.{t}" for r in (1, 2, 3))
+                   for t in ("COH", "CON", "FLU", "REL"))
+_, _, cfa_design = setup(syntax, data)
+t = time.perf_counter(); m = model_for(cfa_design, parameterization="%s")
+build = time.perf_counter() - t
+_, sec = _compiled_nutpie(m)
+out["cfa"] = {"build": build, "compile": sec}
+out["load"] = [round(x, 2) for x in os.getloadavg()]
+print(json.dumps(out))
+"""
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "PYTENSOR_FLAGS": f"compiledir={cache}"}
+        runs = []
+        for label in ("cold cache", "warm cache"):
+            res = subprocess.run([sys.executable, "-c", CHILD % "augmented"],
+                                 env=env, capture_output=True, text=True, check=True)
+            runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+            print(label, runs[-1])
+    for model in ("rater", "cfa"):
+        cold, warm = runs[0][model]["compile"], runs[1][model]["compile"]
+        print(f"{model}: compile {cold:.1f} s in a fresh process with an empty cache, "
+              f"{warm:.1f} s in the next process (ratio {cold / warm:.1f}x); "
+              f"load {runs[0]['load']} / {runs[1]['load']}")
+
+
+if __name__ == "__main__":
+    main()
