@@ -98,7 +98,8 @@ COEFS = ["percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brenna
          "krippendorff_nominal", "krippendorff_ordinal", "krippendorff_interval",
          "icc_oneway_single", "icc_twoway_agreement_single", "icc_twoway_agreement_average",
          "icc_twoway_consistency_average"]
-COMPARED = ["gwet_ac", "fleiss_kappa", "krippendorff_ordinal", "icc_twoway_agreement_average"]
+COMPARED = COEFS                            # every coefficient's difference is tested
+ICC = [c for c in COEFS if c.startswith("icc_")]
 SCENARIOS = {
     "iid_n200": dict(S=1, I=200, R=3, rho=0.6, var_a=0.0, var_b=0.0, missing=0.0),
     "iid_n50": dict(S=1, I=50, R=3, rho=0.6, var_a=0.0, var_b=0.0, missing=0.0),
@@ -194,13 +195,16 @@ def truth_check(out, seed: int) -> None:
         out.flush()
 
 
-def replicate(name: str, spec: dict, rep: int, n_resamples: int, seed: int) -> dict:
+def replicate(name: str, spec: dict, rep: int, n_resamples: int, seed: int,
+              unit: str | None = None) -> dict:
+    """One panel: coverage of every default and alternative interval, and the paired tests
+    of two traits with equal parameters. ``unit=None`` uses the functions' default
+    resampling unit (items)."""
     rng = np.random.default_rng([seed, rep, sum(map(ord, name))])
     truth = population(spec["rho"], spec["R"])
     ds = simulate(rng, **spec, n_traits=2)
     one = ds.isel(trait=[0])
-    unit = "items" if spec["S"] == 1 else "both"
-    opts = {"n_resamples": n_resamples, "unit": unit}
+    opts = {"n_resamples": n_resamples, **({} if unit is None else {"unit": unit})}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -221,17 +225,24 @@ def replicate(name: str, spec: dict, rep: int, n_resamples: int, seed: int) -> d
             "analytic_width": float(r["classical_high"] - r["classical_low"]),
             "bayes_sd": float(r["sd"]),
         }
+        if c in ICC:
+            cover[c]["f_interval"] = bool(d["f_low"] <= tr <= d["f_high"])
     ctab, cdet = comp.summary(), comp.details()
     reject = {}
     for c in COMPARED:
-        p = float(cdet.loc[(c, "T0", "T1"), "p_greater"])
-        lo, hi = (float(cdet.loc[(c, "T0", "T1"), k]) for k in ("bootstrap_low",
-                                                                 "bootstrap_high"))
-        reject[c] = {"difference": float(ctab.loc[(c, "T0", "T1"), "classical"]),
+        key = (c, "T0", "T1")
+        p = float(cdet.loc[key, "p_greater"])
+        lo, hi = (float(cdet.loc[key, k]) for k in ("bootstrap_low", "bootstrap_high"))
+        reject[c] = {"difference": float(ctab.loc[key, "classical"]),
+                     "se": float(cdet.loc[key, "se"]), "bayes_sd": float(ctab.loc[key, "sd"]),
+                     "p_value": float(cdet.loc[key, "p_value"]),
+                     "normal": bool(ctab.loc[key, "classical_low"] > 0
+                                    or ctab.loc[key, "classical_high"] < 0),
                      "bayesian_bootstrap": bool(min(p, 1 - p) < 0.025),
-                     "bootstrap": bool(lo > 0 or hi < 0)}
+                     "percentile": bool(lo > 0 or hi < 0)}
     return {"kind": "replicate", "scenario": name, **spec, "replicate": rep,
-            "n_resamples": n_resamples, "seconds": round(elapsed, 3),
+            "n_resamples": n_resamples, "unit": unit or "items (default)",
+            "seconds": round(elapsed, 3),
             "load": [round(x, 2) for x in os.getloadavg()], "coverage": cover,
             "reject": reject}
 
@@ -247,26 +258,34 @@ def summarise(path: Path) -> list[dict]:
         n = len(rs)
         for c in COEFS:
             est = np.array([r["coverage"][c]["estimate"] for r in rs])
-            for kind in ("analytic", "bootstrap", "bayesian_bootstrap"):
+            kinds = ("analytic", "bootstrap", "bayesian_bootstrap") + (
+                ("f_interval",) if c in ICC else ())
+            for kind in kinds:
                 hit = np.array([r["coverage"][c][kind] for r in rs], dtype=float)
                 p = hit.mean()
                 out.append({"kind": "coverage", "scenario": name, "estimand": c,
-                            "interval": kind, "ci_prob": 0.94, "replicates": n,
-                            "coverage": round(p, 4),
+                            "interval": kind, "default": kind in ("analytic",
+                                                                  "bayesian_bootstrap"),
+                            "ci_prob": 0.94, "replicates": n, "coverage": round(p, 4),
                             "binomial_se": round(float(np.sqrt(p * (1 - p) / n)), 4),
                             "within_88_99": bool(0.88 <= p <= 0.99),
                             "truth": rs[0]["coverage"][c]["truth"],
                             "bias": float(est.mean() - rs[0]["coverage"][c]["truth"]),
                             "sd_estimate": float(est.std(ddof=1))})
         for c in COMPARED:
-            for kind in ("bayesian_bootstrap", "bootstrap"):
+            d = np.array([r["reject"][c]["difference"] for r in rs])
+            se = np.array([r["reject"][c]["se"] for r in rs])
+            for kind in ("normal", "bayesian_bootstrap", "percentile"):
                 rej = np.array([r["reject"][c][kind] for r in rs], dtype=float)
                 p = rej.mean()
                 out.append({"kind": "type1", "scenario": name, "estimand": c, "test": kind,
-                            "level": 0.05, "replicates": n, "rejection_rate": round(p, 4),
+                            "default": kind == "normal", "level": 0.05, "replicates": n,
+                            "rejection_rate": round(p, 4),
                             "binomial_se": round(float(np.sqrt(max(p, 1 / n) * (1 - p) / n)),
                                                  4),
-                            "at_most_005": bool(p <= 0.05)})
+                            "at_most_005": bool(p <= 0.05),
+                            "sd_difference": float(d.std(ddof=1)),
+                            "mean_se": float(np.nanmean(se))})
     return out
 
 
@@ -276,8 +295,10 @@ def main() -> None:
     parser.add_argument("--n-resamples", type=int, default=1000)
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--unit", default=None, help="resampling unit (default: the "
+                        "functions' default, items)")
     parser.add_argument("--out", type=Path,
-                        default=Path("benchmarks/results/agreement_coverage.jsonl"))
+                        default=Path("benchmarks/results/agreement_calibration.jsonl"))
     parser.add_argument("--summarise", action="store_true",
                         help="only append the summary lines of the replicates in --out")
     parser.add_argument("--no-truth-check", action="store_true")
@@ -304,7 +325,8 @@ def main() -> None:
             for name in args.scenarios:
                 if (name, rep) in done:
                     continue
-                row = replicate(name, SCENARIOS[name], rep, args.n_resamples, args.seed)
+                row = replicate(name, SCENARIOS[name], rep, args.n_resamples, args.seed,
+                                args.unit)
                 out.write(json.dumps(row) + "\n")
                 out.flush()
 
