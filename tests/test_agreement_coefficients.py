@@ -366,24 +366,33 @@ def test_compare_agreement_default_unit_is_items(simulated):
     assert not np.allclose(items.summary()["sd"], both.summary()["sd"])
 
 
-def test_compare_agreement_test_is_normal_with_bootstrap_se(simulated):
-    """classical_low/high and p_value are one normal test with the paired bootstrap's sd: the
-    interval excludes 0 exactly when p_value < 1 - ci_prob; se equals the sd of the
-    differences of agreement_coefficients' bootstrap draws with the same seed."""
-    kw = {"coefficients": ["gwet_ac", "krippendorff_ordinal"],
-          "resampling": {"n_resamples": 200}, "random_seed": 11, "ci_prob": 0.9}
-    comp = bm.compare_agreement(simulated, traits=["COH", "FLU"], **kw)
+def test_compare_agreement_test_is_jackknife_t(simulated):
+    """classical_low/high and p_value are one t test with the paired delete-one jackknife se
+    (20 items, so each group is one item): the reference drops each item from the data and
+    recomputes both traits' coefficients through the public API; the interval excludes 0
+    exactly when p_value < 1 - ci_prob."""
+    small = simulated.isel(item=slice(0, 20))
+    kw = {"coefficients": ["gwet_ac", "fleiss_kappa"], "ci_prob": 0.9}
+    comp = bm.compare_agreement(small, traits=["COH", "FLU"], resampling={"n_resamples": 50},
+                                random_seed=11, **kw)
     tab, det = comp.summary(), comp.details()
     check_table(tab)
-    z = stats.norm.ppf(0.95)
-    assert tab["classical_low"].to_numpy() == pytest.approx(
-        (tab["classical"] - z * det["se"]).to_numpy(), abs=1e-12)
-    assert det["p_value"].to_numpy() == pytest.approx(
-        2 * stats.norm.sf(np.abs(tab["classical"] / det["se"])), abs=1e-12)
+    n = small.sizes["item"]
+    loo = []
+    for i in range(n):
+        part = small.isel(item=[j for j in range(n) if j != i])
+        t = bm.agreement_coefficients(part, traits=["COH", "FLU"], **kw).summary()
+        loo.append([t.loc[(c, "COH"), "classical"] - t.loc[(c, "FLU"), "classical"]
+                    for c in kw["coefficients"]])
+    loo = np.array(loo)
+    se = np.sqrt((n - 1) / n * ((loo - loo.mean(0)) ** 2).sum(0))
+    for c_i, c in enumerate(kw["coefficients"]):
+        key = (c, "COH", "FLU")
+        assert det.loc[key, "se"] == pytest.approx(se[c_i], rel=1e-9), c
+        q = stats.t.ppf(0.95, n - 1)
+        assert tab.loc[key, "classical_low"] == pytest.approx(
+            tab.loc[key, "classical"] - q * se[c_i], rel=1e-9)
+        assert det.loc[key, "p_value"] == pytest.approx(
+            2 * stats.t.sf(abs(tab.loc[key, "classical"]) / se[c_i], n - 1), rel=1e-9)
     excludes = (tab["classical_low"] > 0) | (tab["classical_high"] < 0)
     assert (excludes == (det["p_value"] < 0.1)).all()
-    single = bm.agreement_coefficients(simulated, traits=["COH", "FLU"], **kw).details()
-    for c in kw["coefficients"]:
-        # the bootstrap se of each coefficient bounds the paired se from the triangle ineq.
-        assert det.loc[(c, "COH", "FLU"), "se"] <= (single.loc[(c, "COH"), "bootstrap_se"]
-                                                    + single.loc[(c, "FLU"), "bootstrap_se"])

@@ -32,6 +32,28 @@ from bayesmeta.results import data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
 from bayesmeta.vocabulary import resampling_options
 
+#: Most groups of the delete-a-group jackknife (one per unit up to this many).
+_JACK_GROUPS = 50
+
+
+def _jackknife_weights(rng: np.random.Generator, S: int, I: int, unit: str
+                       ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Delete-a-group jackknife weights of ``unit`` (systems and items for ``"both"``: one
+    set each, their variances added): the units in random order split into
+    G = min(n, 50) near-equal groups, group g weighing 0 and the others n/(n - |g|)."""
+    out = []
+    for dim, n in (("systems", S), ("items", I)):
+        if unit not in (dim, "both"):
+            continue
+        G = min(n, _JACK_GROUPS)
+        group = np.empty(n, dtype=int)
+        group[rng.permutation(n)] = np.arange(n) % G
+        w = (group[None, :] != np.arange(G)[:, None]).astype(float)
+        w *= n / w.sum(1, keepdims=True)
+        other = np.ones((G, I if dim == "systems" else S))
+        out.append((w, other) if dim == "systems" else (other, w))
+    return out
+
 
 class AgreementComparisonResult(_ByEstimand):
     """Paired differences in agreement (see :func:`compare_agreement`)."""
@@ -150,6 +172,8 @@ def compare_agreement(
     B = opts.n_resamples
     weights_by_kind = [(np.ones((1, S)), np.ones((1, I))),
                        *agreement_weights(rng, B, (S, I), opts.unit)]
+    jack = _jackknife_weights(rng, S, I, opts.unit)      # one or two (systems, items) sets
+    weights_by_kind += jack
     # draws[(trait, panel)] = [point (1, C), bayes (B, C), boot (B, C)]
     draws: dict[tuple[str, str], list[np.ndarray]] = {}
     for t in trait_labels:
@@ -166,6 +190,8 @@ def compare_agreement(
         pairs = [((t, g1), (t, g2), (t, g1, g2)) for t in trait_labels
                  for g1, g2 in combinations(groups, 2)]
         index_names = ["estimand", "trait", "group", "group2"]
+    jack_diffs = [np.stack([draws[A][3 + m] - draws[Bk][3 + m] for A, Bk, _ in pairs], axis=1)
+                  for m in range(len(jack))]                         # (G, pairs, C) each
     diffs = np.stack([[draws[A][k] - draws[Bk][k] for k in range(1, 3)]
                       for A, Bk, _ in pairs], axis=2)              # (2, B, pairs, C)
     point = np.stack([draws[A][0][0] - draws[Bk][0][0] for A, Bk, _ in pairs])  # (pairs, C)
@@ -176,10 +202,15 @@ def compare_agreement(
     with np.errstate(invalid="ignore"):
         valid = ~np.isnan(diffs[0])
         p_greater = np.where(valid.sum(0) > 0, (diffs[0] > 0).sum(0) / valid.sum(0), np.nan)
-        se = np.nanstd(diffs[1], axis=0, ddof=1)                       # (pairs, C)
+        var = 0.0
+        for jd in jack_diffs:
+            G = jd.shape[0]
+            var = var + (G - 1) / G * np.nansum((jd - np.nanmean(jd, axis=0)) ** 2, axis=0)
+        se = np.sqrt(var)                                              # (pairs, C)
         z = point / se
-    half = stats.norm.ppf(0.5 + ci_prob / 2) * se
-    p_value = 2 * stats.norm.sf(np.abs(z))
+    df = min(jd.shape[0] for jd in jack_diffs) - 1
+    half = stats.t.ppf(0.5 + ci_prob / 2, df) * se
+    p_value = 2 * stats.t.sf(np.abs(z), df)
     rows = []
     for c_i, c in enumerate(names):
         for p_i, (_, _, labels) in enumerate(pairs):
