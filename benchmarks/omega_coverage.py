@@ -13,7 +13,19 @@ the diagonal and 1 on it, :math:`S` as in :mod:`bayesmeta.agreement.omega`.
 
 One ``"kind": "replicate"`` line per fit (appended as it finishes), then with
 ``--summarise`` one ``"kind": "coverage"`` line per scenario with its binomial standard
-error. Measured: see the ``coverage`` lines of the JSONL file (summarised in the CHANGELOG).
+error.
+
+Measured (300 replicates per scenario, median 1.1 s per CFA + omega under load averages
+13-24 on 2 cores), 94% Wald intervals with the delta-method se::
+
+    scenario             coverage (se)   mean se / sd of the estimates   bias
+    n100_lambda_mixed    0.917 (0.016)   0.0413 / 0.0431                 +0.004
+    n300_lambda_mixed    0.917 (0.016)   0.0249 / 0.0264                 +0.001
+    n300_lambda_high3    0.930 (0.015)   0.0183 / 0.0182                 -0.001
+
+The delta-method se is 0-6% below the sampling sd (the Gauss-Newton derivative of the DWLS
+loadings ignores the residuals' curvature in the over-identified models); coverage is
+within 88-99% but about 2 points under nominal for 4 indicators.
 """
 
 from __future__ import annotations

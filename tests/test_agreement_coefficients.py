@@ -396,3 +396,17 @@ def test_compare_agreement_test_is_jackknife_t(simulated):
             2 * stats.t.sf(abs(tab.loc[key, "classical"]) / se[c_i], n - 1), rel=1e-9)
     excludes = (tab["classical_low"] > 0) | (tab["classical_high"] < 0)
     assert (excludes == (det["p_value"] < 0.1)).all()
+
+
+def test_compare_agreement_refuses_one_system_unit(simulated):
+    one = simulated.isel(system=[0])
+    with pytest.raises(ValueError, match="needs at least 2 systems"):
+        bm.compare_agreement(one, traits=["COH", "FLU"], coefficients="gwet_ac",
+                             resampling={"n_resamples": 20, "unit": "systems"})
+    both = bm.compare_agreement(one, traits=["COH", "FLU"], coefficients="gwet_ac",
+                                resampling={"n_resamples": 20, "unit": "both"}, random_seed=0)
+    items = bm.compare_agreement(one, traits=["COH", "FLU"], coefficients="gwet_ac",
+                                 resampling={"n_resamples": 20}, random_seed=0)
+    # one system: weighing "both" is weighing items, the jackknife likewise
+    assert both.details()["se"].iloc[0] == pytest.approx(items.details()["se"].iloc[0],
+                                                         rel=1e-12)

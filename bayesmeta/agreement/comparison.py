@@ -43,7 +43,7 @@ def _jackknife_weights(rng: np.random.Generator, S: int, I: int, unit: str
     G = min(n, 50) near-equal groups, group g weighing 0 and the others n/(n - |g|)."""
     out = []
     for dim, n in (("systems", S), ("items", I)):
-        if unit not in (dim, "both"):
+        if unit not in (dim, "both") or n < 2:
             continue
         G = min(n, _JACK_GROUPS)
         group = np.empty(n, dtype=int)
@@ -80,15 +80,20 @@ def compare_agreement(
     resample weighs the outputs once and both coefficients are computed under those weights.
 
     * **Test** (classical): ``classical`` the difference of the estimates,
-      ``classical_low``/``classical_high`` :math:`\hat\Delta \pm z_{(1+p)/2}\,se` and in
-      ``details()`` ``p_value`` :math:`= 2\Phi(-|\hat\Delta|/se)`, with ``se`` the standard
-      deviation of :math:`\Delta` over paired bootstrap resamples of ``resampling.unit``.
-      The interval excludes 0 exactly when ``p_value < 1 - ci_prob``. The percentile
-      interval of the same resamples (``bootstrap_low``/``bootstrap_high``) is kept for
-      reference but is not the test: its tails are too thin for the ICC and Krippendorff's
-      ordinal alpha (type-I error 6-8.5% at 5% for 50-200 outputs in
-      ``benchmarks/agreement_coverage.py``), while the resampled sd matches the sampling sd;
-      the normal test's type-I error is in that benchmark's docstring.
+      ``classical_low``/``classical_high`` :math:`\hat\Delta \pm t_{G-1,(1+p)/2}\,se` and
+      in ``details()`` ``p_value`` :math:`= 2\,P(T_{G-1} > |\hat\Delta|/se)`, with ``se``
+      the paired delete-a-group jackknife standard error over ``resampling.unit``: the
+      units in random order split into :math:`G = \min(n, 50)` groups,
+      :math:`\hat\Delta_{(g)}` the difference without group g,
+      :math:`se^2 = \frac{G-1}{G}\sum_g(\hat\Delta_{(g)} - \bar\Delta_{(\cdot)})^2`
+      (for ``unit="both"`` the systems' and the items' jackknife variances added, G the
+      smaller). The interval excludes 0 exactly when ``p_value < 1 - ci_prob``. Why the
+      jackknife: the percentile interval of the bootstrap (``bootstrap_low``/
+      ``bootstrap_high``, kept for reference, not the test) rejected 6-8.5% at 5% for the
+      ICC and Krippendorff's ordinal alpha at 50-200 outputs, and a normal test with the
+      bootstrap sd still 5.8-7.4% where that sd was 6-8% too small (50 outputs, or the ICC on
+      48 complete ones); the jackknife variance errs upward (Efron & Stein 1981). Type-I
+      error in ``benchmarks/agreement_coverage.py``.
     * **Posterior**: ``mean``, ``sd``, ``hdi_low``, ``hdi_high`` of the paired Bayesian
       bootstrap (flat Dirichlet weights of ``resampling.unit``) and ``p_greater`` =
       :math:`P(\kappa_A > \kappa_B)` under it.
@@ -125,7 +130,8 @@ def compare_agreement(
     References
     ----------
     Rubin (1981), The Bayesian bootstrap, *Ann. Statist.* 9(1); Gwet (2014), ch. 5; Efron &
-    Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 12-13.
+    Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 11; Efron & Stein (1981), The
+    jackknife estimate of variance, *Ann. Statist.* 9(3).
 
     Examples
     --------
@@ -173,6 +179,9 @@ def compare_agreement(
     weights_by_kind = [(np.ones((1, S)), np.ones((1, I))),
                        *agreement_weights(rng, B, (S, I), opts.unit)]
     jack = _jackknife_weights(rng, S, I, opts.unit)      # one or two (systems, items) sets
+    if not jack:
+        raise ValueError(f"resampling unit {opts.unit!r} needs at least 2 {opts.unit} "
+                         f"(the data has {S} system(s), {I} item(s)).")
     weights_by_kind += jack
     # draws[(trait, panel)] = [point (1, C), bayes (B, C), boot (B, C)]
     draws: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -236,12 +245,13 @@ def compare_agreement(
         frame[columns], title="Paired differences in agreement",
         info={"data": describe(data), "weights": weights, "n_resamples": B,
               "panels": {k: list(v) for k, v in groups.items()}, "random_seed": seed},
-        notes=[f"Differences A - B; classical interval and p_value: normal with the sd (se) "
-               f"of {B} paired bootstrap resamples of {opts.unit}; posterior: {B} paired "
+        notes=[f"Differences A - B; classical interval and p_value: t on {df} df with the "
+               f"paired delete-a-group jackknife se ({df + 1} groups of {opts.unit}); "
+               f"posterior: {B} paired "
                f"Bayesian-bootstrap draws of {opts.unit}, p_greater = P(A > B); "
                f"bootstrap_*: percentile interval of the resamples (not the test)."],
         details=frame.drop(columns=columns), ci_prob=ci_prob, ci_kind="hdi",
-        classical_ci_kind="normal with the paired bootstrap's standard error",
+        classical_ci_kind="t with the paired jackknife standard error",
         random_seed=seed, data_hash=data_hash(data))
 
 
