@@ -16,12 +16,14 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 import pytest
+from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 import bayesmeta as bm
 from bayesmeta.agreement.chance import Panel, chance_corrected, coefficient_draws
 from bayesmeta.agreement.classical import krippendorff_alpha
-from bayesmeta.agreement.icc import ICC_FORMS, icc, icc_values, mean_squares
+from bayesmeta.agreement.coefficients import agreement_weights
+from bayesmeta.agreement.icc import ICC_FORMS, icc, icc_values, jackknife_se, mean_squares
 from bayesmeta.summaries import check_table
 
 REF = json.loads((Path(__file__).parent / "results" / "irrcac_reference.json").read_text())
@@ -301,3 +303,110 @@ def test_resample_chunks_change_no_number(simulated, monkeypatch):
     chunked = bm.agreement_coefficients(simulated, **kw)
     pd.testing.assert_frame_equal(whole.summary(), chunked.summary(), rtol=1e-12)
     pd.testing.assert_frame_equal(whole.details(), chunked.details(), rtol=1e-12)
+
+
+def _pingouin_icc(y: np.ndarray) -> pd.Series:
+    long = pd.DataFrame(y).reset_index().melt(id_vars="index", var_name="rater",
+                                              value_name="rating")
+    ref = pg.intraclass_corr(long, targets="index", raters="rater", ratings="rating")
+    alias = {"ICC(1,1)": "ICC(1)", "ICC(1,k)": "ICC(k)"}
+    mw = {v[0]: k for k, v in ICC_FORMS.items()}
+    return pd.Series({mw[alias.get(t, t)]: v for t, v in ref.set_index("Type")["ICC"].items()})
+
+
+def test_icc_jackknife_equals_delete_one_pingouin():
+    """jackknife_se is the delete-one jackknife of pingouin's ICC forms (n refits)."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(1, 6, (15, 3)).astype(float) + rng.integers(0, 3, (15, 1))
+    loo = pd.DataFrame([_pingouin_icc(np.delete(y, i, axis=0)) for i in range(len(y))])
+    want = np.sqrt((len(y) - 1) / len(y) * ((loo - loo.mean()) ** 2).sum())
+    got = jackknife_se(y)
+    for form in ICC_FORMS:
+        assert got[form] == pytest.approx(want[form], abs=1e-10), form
+
+
+def test_icc_default_interval_is_jackknife_t_and_f_interval_in_details(simulated):
+    res = bm.agreement_coefficients(simulated, traits=["COH"], coefficients=list(ICC_FORMS),
+                                    ci_prob=0.9)
+    tab, det = res.summary(), res.details()
+    y = simulated["rating"].sel(trait="COH").transpose("system", "item", "rater").values
+    y = y.reshape(-1, y.shape[-1])
+    y = y[~np.isnan(y).any(axis=1)]
+    ref, se = icc(y, ci_prob=0.9), jackknife_se(y)
+    t = stats.t.ppf(0.95, len(y) - 1)
+    for form in ICC_FORMS:
+        row = tab.loc[(form, "COH")]
+        assert det.loc[(form, "COH"), "se"] == pytest.approx(se[form], rel=1e-12)
+        assert row["classical_low"] == pytest.approx(ref[form]["value"] - t * se[form],
+                                                     abs=1e-12)
+        assert row["classical_high"] == pytest.approx(
+            min(1.0, ref[form]["value"] + t * se[form]), abs=1e-12)
+        assert det.loc[(form, "COH"), "f_low"] == pytest.approx(ref[form]["low"], abs=1e-12)
+        assert det.loc[(form, "COH"), "f_high"] == pytest.approx(ref[form]["high"], abs=1e-12)
+
+
+@pytest.mark.parametrize("unit", ["items", "systems", "both"])
+def test_agreement_weights_resample_the_same_unit(unit):
+    """The Bayesian bootstrap weighs what the bootstrap resamples; the other dim weighs 1."""
+    (da, db), (a, b) = agreement_weights(np.random.default_rng(0), 50, (4, 30), unit)
+    for w, size, on in ((da, 4, unit != "items"), (db, 30, unit != "systems"),
+                        (a, 4, unit != "items"), (b, 30, unit != "systems")):
+        assert w.sum(1) == pytest.approx(np.full(50, size))
+        assert (w != 1).any() == on
+
+
+def test_compare_agreement_default_unit_is_items(simulated):
+    kw = {"traits": ["COH", "FLU"], "coefficients": "gwet_ac", "random_seed": 2}
+    items = bm.compare_agreement(simulated, resampling={"n_resamples": 100}, **kw)
+    both = bm.compare_agreement(simulated, resampling={"n_resamples": 100, "unit": "both"},
+                                **kw)
+    explicit = bm.compare_agreement(simulated, resampling={"n_resamples": 100,
+                                                           "unit": "items"}, **kw)
+    pd.testing.assert_frame_equal(items.summary(), explicit.summary())
+    assert not np.allclose(items.summary()["sd"], both.summary()["sd"])
+
+
+def test_compare_agreement_test_is_jackknife_t(simulated):
+    """classical_low/high and p_value are one t test with the paired delete-one jackknife se
+    (20 items, so each group is one item): the reference drops each item from the data and
+    recomputes both traits' coefficients through the public API; the interval excludes 0
+    exactly when p_value < 1 - ci_prob."""
+    small = simulated.isel(item=slice(0, 20))
+    kw = {"coefficients": ["gwet_ac", "fleiss_kappa"], "ci_prob": 0.9}
+    comp = bm.compare_agreement(small, traits=["COH", "FLU"], resampling={"n_resamples": 50},
+                                random_seed=11, **kw)
+    tab, det = comp.summary(), comp.details()
+    check_table(tab)
+    n = small.sizes["item"]
+    loo = []
+    for i in range(n):
+        part = small.isel(item=[j for j in range(n) if j != i])
+        t = bm.agreement_coefficients(part, traits=["COH", "FLU"], **kw).summary()
+        loo.append([t.loc[(c, "COH"), "classical"] - t.loc[(c, "FLU"), "classical"]
+                    for c in kw["coefficients"]])
+    loo = np.array(loo)
+    se = np.sqrt((n - 1) / n * ((loo - loo.mean(0)) ** 2).sum(0))
+    for c_i, c in enumerate(kw["coefficients"]):
+        key = (c, "COH", "FLU")
+        assert det.loc[key, "se"] == pytest.approx(se[c_i], rel=1e-9), c
+        q = stats.t.ppf(0.95, n - 1)
+        assert tab.loc[key, "classical_low"] == pytest.approx(
+            tab.loc[key, "classical"] - q * se[c_i], rel=1e-9)
+        assert det.loc[key, "p_value"] == pytest.approx(
+            2 * stats.t.sf(abs(tab.loc[key, "classical"]) / se[c_i], n - 1), rel=1e-9)
+    excludes = (tab["classical_low"] > 0) | (tab["classical_high"] < 0)
+    assert (excludes == (det["p_value"] < 0.1)).all()
+
+
+def test_compare_agreement_refuses_one_system_unit(simulated):
+    one = simulated.isel(system=[0])
+    with pytest.raises(ValueError, match="needs at least 2 systems"):
+        bm.compare_agreement(one, traits=["COH", "FLU"], coefficients="gwet_ac",
+                             resampling={"n_resamples": 20, "unit": "systems"})
+    both = bm.compare_agreement(one, traits=["COH", "FLU"], coefficients="gwet_ac",
+                                resampling={"n_resamples": 20, "unit": "both"}, random_seed=0)
+    items = bm.compare_agreement(one, traits=["COH", "FLU"], coefficients="gwet_ac",
+                                 resampling={"n_resamples": 20}, random_seed=0)
+    # one system: weighing "both" is weighing items, the jackknife likewise
+    assert both.details()["se"].iloc[0] == pytest.approx(items.details()["se"].iloc[0],
+                                                         rel=1e-12)

@@ -4,7 +4,9 @@ written by ``tests/results/make_irrcac_reference.py``) gives, through
 ``bm.agreement_coefficients``, the values, standard errors and 95% intervals that irrCAC
 0.4.4 gives with missing data (frozen in ``tests/results/irrcac_reference.json``), the
 alphas of the ``krippendorff`` package, and pingouin's ICC forms on the complete outputs
-(``nan_policy="omit"``), with a warning that counts what was missing."""
+(``nan_policy="omit"``; their F-based intervals as ``f_low``/``f_high``, the default ICC
+interval being the jackknife one, checked in ``tests/test_agreement_coefficients.py``), with
+a warning that counts what was missing."""
 
 from __future__ import annotations
 
@@ -108,7 +110,7 @@ def test_public_api_icc_equals_pingouin_on_complete_outputs(monkeypatch):
     for form, (mw, _sf) in ICC_FORMS.items():
         r = ref.loc[alias.get(mw, mw)]
         assert tab.loc[(form, "T"), "classical"] == pytest.approx(r["ICC"], abs=TOL), form
-        assert tab.loc[(form, "T"), "classical_low"] == pytest.approx(r["CI95"][0], abs=TOL)
-        assert tab.loc[(form, "T"), "classical_high"] == pytest.approx(r["CI95"][1], abs=TOL)
+        assert det.loc[(form, "T"), "f_low"] == pytest.approx(r["CI95"][0], abs=TOL)
+        assert det.loc[(form, "T"), "f_high"] == pytest.approx(r["CI95"][1], abs=TOL)
         assert det.loc[(form, "T"), "n_incomplete"] == n_incomplete
         assert det.loc[(form, "T"), "n_units"] == len(Y) - n_incomplete

@@ -34,11 +34,16 @@ def fits(summeval):
     return out
 
 
+@pytest.fixture(scope="module")
+def omegas(fits):
+    return {name: bm.omega_ordinal(fit) for name, fit in fits.items()}
+
+
 @pytest.mark.parametrize(("model", "factor", "omega_ordinal", "omega_latent"),
                          list(REF[["model", "factor", "omega_ordinal", "omega_latent"]]
                               .itertuples(index=False, name=None)))
-def test_omega_ordinal_equals_semtools(fits, model, factor, omega_ordinal, omega_latent):
-    res = bm.omega_ordinal(fits[model])
+def test_omega_ordinal_equals_semtools(omegas, model, factor, omega_ordinal, omega_latent):
+    res = omegas[model]
     # the WLSMV estimates equal lavaan's to ~1e-6 (its optimizers' stopping rule, see
     # test_cfa_classical); omega is a smooth function of them: 1e-5
     assert res.summary().loc[("omega_ordinal", factor), "classical"] == pytest.approx(
@@ -47,8 +52,8 @@ def test_omega_ordinal_equals_semtools(fits, model, factor, omega_ordinal, omega
         omega_latent, abs=1e-5)
 
 
-def test_every_factor_and_no_single_indicator(fits):
-    res = bm.omega_ordinal(fits["merged"])
+def test_every_factor_and_no_single_indicator(omegas):
+    res = omegas["merged"]
     assert res.summary().index.get_level_values("trait").tolist() == ["cohrel", "con", "flu"]
     assert res.details()["n_indicators"].tolist() == [6, 3, 3]
 
@@ -115,3 +120,69 @@ def test_bad_fit_is_refused(simulated):
                  simulated)  # a one-indicator factor is left out, as semTools (dropSingle)
     res = bm.omega_ordinal(fit)
     assert res.summary().index.get_level_values("trait").tolist() == ["f"]
+
+
+def _refit_se(fit) -> np.ndarray:
+    """The delta-method se by brute force: omega recomputed from a full WLSMV refit at every
+    sample statistic moved by +-h (central differences), then g' Gamma g / (N - 1)."""
+    from dataclasses import replace
+
+    from bayesmeta.validity.factor_analysis import _result
+    from bayesmeta.validity.polychoric import polychoric
+    from bayesmeta.validity.wlsmv import fit_wlsmv
+
+    ratings, spec = fit.extra["ratings"], fit.spec
+    values = np.asarray(ratings.values, dtype=float)
+    sample = polychoric(values, names=list(spec.observed))
+    s0, n_th = sample.statistics, sample.n_thresholds
+    cuts = np.cumsum([len(t) for t in sample.thresholds])[:-1]
+
+    def g(s):
+        r = np.eye(len(sample.variables))
+        for (i, j), v in zip(sample.pairs, s[n_th:], strict=True):
+            r[i, j] = r[j, i] = v
+        moved = replace(sample, thresholds=tuple(np.split(s[:n_th], cuts)), correlation=r)
+        refit = _result(spec, fit_wlsmv(spec, moved), values, 0, 0.94, "", ratings)
+        return bm.omega_ordinal(refit).summary()["classical"].to_numpy()
+
+    h = 1e-4
+    grad = np.stack([(g(s0 + h * e) - g(s0 - h * e)) / (2 * h) for e in np.eye(s0.size)],
+                    axis=1)
+    return np.sqrt(np.einsum("fi,ij,fj->f", grad, sample.gamma, grad) / (sample.n_obs - 1))
+
+
+@pytest.mark.slow
+def test_delta_method_se_equals_brute_force_refits(fits):
+    """The implicit (Gauss-Newton) derivative of the DWLS loadings in the polychorics gives
+    the se that refitting the CFA at moved sample statistics gives: a just-identified
+    (the next test) and an over-identified (4 indicators, 30% missing) factor (rel 2e-3);
+    slow tier: 2 x 22 refits."""
+    for name in ("missing30",):
+        res = bm.omega_ordinal(fits[name])
+        want = _refit_se(fits[name])
+        got = res.details()["se"].to_numpy()
+        assert got == pytest.approx(want, rel=2e-3), name
+        tab = res.summary()
+        z = stats.norm.ppf(0.97)
+        assert tab["classical_low"].to_numpy() == pytest.approx(
+            (tab["classical"] - z * res.details()["se"]).to_numpy(), abs=1e-12)
+
+
+@pytest.mark.slow
+def test_delta_method_se_just_identified(simulated):
+    fit = bm.cfa("f =~ Rater.1.COH + Rater.2.COH + Rater.3.COH", simulated)
+    got = bm.omega_ordinal(fit).details()["se"].to_numpy()
+    assert got == pytest.approx(_refit_se(fit), rel=2e-3)
+
+
+def test_interval_is_wald_with_the_delta_se(omegas):
+    """classical_low/high = omega -+ z se (upper end capped at 1) with a finite, positive se
+    for every factor; the brute-force check of se itself is in the slow tier."""
+    for res in omegas.values():
+        tab, se = res.summary(), res.details()["se"]
+        assert (np.isfinite(se) & (se > 0)).all()
+        z = stats.norm.ppf(0.5 + res.ci_prob / 2)
+        assert tab["classical_low"].to_numpy() == pytest.approx(
+            (tab["classical"] - z * se).to_numpy(), abs=1e-12)
+        assert tab["classical_high"].to_numpy() == pytest.approx(
+            np.minimum(1, tab["classical"] + z * se).to_numpy(), abs=1e-12)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import special, stats
 
 from bayesmeta.reliability.classical import _ByEstimand
 from bayesmeta.validity.factor_analysis import CFAResult
@@ -89,7 +89,12 @@ def omega_ordinal(fit: CFAResult) -> OmegaOrdinalResult:
         ``summary()`` indexed by ``(estimand, trait)`` (``trait`` = the factor) with
         ``classical`` = :math:`\omega_{\mathrm{ordinal}}`; ``details()``: ``omega_latent``
         (the latent-response omega, :math:`(\sum\lambda)^2\phi/\sum r`), ``n_indicators``,
-        ``indicators``. No interval: the estimate's sampling variance is not computed.
+        ``indicators`` and ``se``, the delta-method standard error behind
+        ``classical_low``/``classical_high`` (Wald, ``fit.ci_prob``, upper end capped at 1):
+        the gradient of omega in the sample thresholds and polychoric correlations
+        (through the DWLS loadings as in the robust standard errors) with their asymptotic
+        covariance
+        :math:`\Gamma/(N-1)` (coverage on simulated panels: ``benchmarks/omega_coverage.py``).
 
     References
     ----------
@@ -111,6 +116,33 @@ def omega_ordinal(fit: CFAResult) -> OmegaOrdinalResult:
     if not isinstance(fit, CFAResult):
         raise TypeError(f"fit must be a WLSMV CFA result (bm.cfa(model, data)), got "
                         f"{type(fit).__name__}; a Bayesian CFA has no omega_ordinal yet.")
+    rows = _omega_rows(fit)
+    if not rows:
+        raise ValueError("omega_ordinal needs a factor with at least two indicators.")
+    frame = pd.DataFrame(rows).set_index(["estimand", "trait"])
+    se = _delta_se(fit, frame["classical"].to_numpy())
+    z = stats.norm.ppf(0.5 + fit.ci_prob / 2)
+    frame["se"] = se
+    frame["classical_low"] = frame["classical"] - z * se
+    frame["classical_high"] = np.minimum(1.0, frame["classical"] + z * se)
+    columns = ["classical", "classical_low", "classical_high"]
+    return OmegaOrdinalResult(
+        frame[columns], title="Coefficient omega of ordinal indicators",
+        info={"cfa": fit.info.get("method", "WLSMV"),
+              "observations": fit.info.get("observations")},
+        notes=["omega_ordinal: Green & Yang (2009) on the ratings' scale, from the WLSMV "
+               "loadings and thresholds with the sample polychoric correlations in the "
+               "denominator (semTools::compRelSEM's default); omega_latent in details(): "
+               "the latent responses' omega (compRelSEM(ord.scale = FALSE)).",
+               "classical_low/high: Wald interval with the delta-method se (gradient in the "
+               "sample thresholds and polychorics, their asymptotic covariance "
+               "Gamma / (N - 1))."],
+        details=frame.drop(columns=columns), ci_prob=fit.ci_prob,
+        classical_ci_kind="Wald, delta-method se", data_hash=fit.provenance.get("data_hash"))
+
+
+def _omega_rows(fit: CFAResult) -> list[dict[str, Any]]:
+    """One row per factor with two or more indicators: omega_ordinal and omega_latent."""
     params = fit.parameters()
     est = params["est"]
     loadings = est.xs("loading", level="estimand").droplevel("op")
@@ -140,19 +172,82 @@ def omega_ordinal(fit: CFAResult) -> OmegaOrdinalResult:
             "omega_latent": float(common.sum() / r_obs.sum()),
             "n_indicators": len(names), "indicators": ", ".join(names),
         })
-    if not rows:
-        raise ValueError("omega_ordinal needs a factor with at least two indicators.")
-    frame = pd.DataFrame(rows).set_index(["estimand", "trait"])
-    return OmegaOrdinalResult(
-        frame[["classical"]], title="Coefficient omega of ordinal indicators",
-        info={"cfa": fit.info.get("method", "WLSMV"),
-              "observations": fit.info.get("observations")},
-        notes=["omega_ordinal: Green & Yang (2009) on the ratings' scale, from the WLSMV "
-               "loadings and thresholds with the sample polychoric correlations in the "
-               "denominator (semTools::compRelSEM's default); omega_latent in details(): "
-               "the latent responses' omega (compRelSEM(ord.scale = FALSE))."],
-        details=frame.drop(columns=["classical"]), ci_prob=fit.ci_prob,
-        data_hash=fit.provenance.get("data_hash"))
+    return rows
+
+
+def _delta_se(fit: CFAResult, point: np.ndarray, step: float = 1e-5) -> np.ndarray:
+    r"""Delta-method standard error of each factor's omega.
+
+    Omega is a smooth function :math:`\omega(\hat\theta(s), s)` of the sample statistics
+    :math:`s = (\hat\tau, \hat\rho)`, directly (thresholds, the denominator's
+    polychorics) and through the DWLS estimates :math:`\hat\theta`, whose derivative in the
+    polychorics is :math:`(\Delta^\top W\Delta)^{-1}\Delta^\top W` (Gauss-Newton, as the
+    robust covariance of :mod:`bayesmeta.validity.wlsmv`). With the gradient :math:`g`
+    (central differences of the closed form), :math:`\widehat{se}^2 = g^\top\Gamma g/(N-1)`.
+    NaN when the fit kept no ratings (a loaded result) or the pieces disagree."""
+    from bayesmeta.validity.polychoric import polychoric
+    from bayesmeta.validity.wlsmv import _structure
+
+    ratings = fit.extra.get("ratings")
+    if ratings is None or fit.spec is None:
+        return np.full(point.shape, np.nan)
+    spec = fit.spec
+    sample = polychoric(np.asarray(ratings.values, dtype=float), names=list(spec.observed))
+    variables, factors = list(sample.variables), list(spec.factors)
+    st = _structure(spec, variables)
+    est = fit.parameters()["est"]
+
+    def lookup(kind: str, a: str, op: str, b: str) -> float:
+        key = (kind, a, op, b)
+        return float(est[key] if key in est.index else est[(kind, b, op, a)])
+
+    x = np.array([lookup("loading", factors[f], "=~", variables[i]) for i, f in st.lam_free]
+                 + [lookup("factor_correlation", factors[a], "~~", factors[b])
+                    for a, b in st.psi_free]
+                 + [lookup("covariance", variables[i], "~~", variables[j])
+                    for i, j in st.theta_free])
+    stat, pairs, n_th = sample.statistics, sample.pairs, sample.n_thresholds
+    th_of = np.repeat(np.arange(len(variables)), [len(t) for t in sample.thresholds])
+    jac = st.jacobian(x, pairs)                                     # (pairs, params)
+    w = 1 / np.diag(sample.gamma)[n_th:]
+    dx_dr = np.linalg.solve(jac.T @ (w[:, None] * jac), jac.T * w)  # (params, pairs)
+    lam_hat, psi_hat, _ = st.matrices(x)
+    out = []
+    for f in range(len(factors)):
+        idx = np.flatnonzero(lam_hat[:, f] != 0)
+        if idx.size < 2:
+            continue
+        # omega_f depends on its indicators' thresholds and polychorics and its loadings
+        s_idx = np.concatenate([np.flatnonzero(np.isin(th_of, idx)), n_th + np.flatnonzero(
+            [i in idx and j in idx for i, j in pairs])])
+        k_idx = np.array([k for k, (i, g) in enumerate(st.lam_free) if g == f], dtype=int)
+
+        def omega(lam_f: np.ndarray, s_: np.ndarray, idx=idx, f=f) -> float:
+            r = np.eye(len(variables))
+            for (i, j), v in zip(pairs, s_[n_th:], strict=True):
+                r[i, j] = r[j, i] = v
+            tau = [s_[:n_th][th_of == i] for i in idx]
+            common = np.outer(lam_f[idx], lam_f[idx]) * psi_hat[f, f]
+            return _sum_covariance(tau, common) / _sum_covariance(tau, r[np.ix_(idx, idx)])
+
+        lam_f = lam_hat[:, f]
+        if len(out) >= point.size or abs(omega(lam_f, stat) - point[len(out)]) > 1e-6:
+            return np.full(point.shape, np.nan)           # the pieces disagree: no se
+        grad = np.zeros(stat.size)
+        for j in s_idx:
+            e = np.zeros(stat.size)
+            e[j] = step
+            grad[j] = (omega(lam_f, stat + e) - omega(lam_f, stat - e)) / (2 * step)
+        d_x = np.zeros(x.size)
+        for k in k_idx:
+            e = np.zeros(lam_f.size)
+            e[st.lam_free[k][0]] = step
+            d_x[k] = (omega(lam_f + e, stat) - omega(lam_f - e, stat)) / (2 * step)
+        grad[n_th:] += d_x @ dx_dr
+        out.append(grad @ sample.gamma @ grad / (sample.n_obs - 1))
+    if len(out) != point.size:
+        return np.full(point.shape, np.nan)
+    return np.sqrt(np.array(out))
 
 
 __all__ = ["OmegaOrdinalResult", "omega_ordinal"]
