@@ -92,8 +92,11 @@ def metric_residuals(
     Parameters
     ----------
     data : xarray.Dataset
-    fit : CFAResult
-        ``bm.cfa(model, data)``.
+    fit : CFAResult or JointValidityResult
+        ``bm.cfa(model, data)``, or a joint fit (``bm.metric_variance(data, fit,
+        estimator="joint")``): then the posterior of the residual correlations and their
+        components, from the residuals of every draw (``disattenuate``, ``score_method``,
+        ``resampling`` and ``random_seed`` do not apply).
     metrics : list of str, optional
         At least ``n_components`` metrics (default all).
     n_components : int
@@ -132,6 +135,11 @@ def metric_residuals(
     ``e <- resid(lm(as.matrix(metrics) ~ fs))``; ``cor(e)``; ``prcomp(e, scale. = TRUE)``.
     """
     ci_prob = check_ci_prob(ci_prob)
+    if getattr(fit, "kind", None) == "joint_metric_validity":
+        from bayesmeta.validity.joint_model import joint_metric_residuals
+
+        return joint_metric_residuals(fit, metrics=metrics, n_components=n_components,
+                                      ci_prob=ci_prob)
     if _is_bayesian(fit):
         raise NotImplementedError("metric_residuals takes a classical CFA (bm.cfa(model, "
                                   "data)); the posterior version is not implemented.")
