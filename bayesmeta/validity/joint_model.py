@@ -49,6 +49,7 @@ from bayesmeta.data import select
 from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, summarize
+from bayesmeta.validity._factor_common import _claims
 from bayesmeta.validity._joint_build import (
     ERRORS,
     TRACE,
@@ -103,22 +104,36 @@ class JointValidityResult(Result):
             ``residual_correlation``, columns mean, sd, hdi_low, hdi_high, r_hat, ess_bulk,
             ess_tail.
         """
-        jd = self._joint()
         ci = self.ci_prob if ci_prob is None else ci_prob
-        rows = np.flatnonzero(jd.observed.all(1))
-        corr = residual_correlation_draws(self.idata.posterior, jd, rows)
+        corr, names, n_rows = self.residual_correlation_draws()
         M = corr.shape[-1]
         iu = np.triu_indices(M, 1)
         da = xr.DataArray(corr[..., iu[0], iu[1]], dims=("chain", "draw", "pair"))
         summ = summarize(da, ci_prob=ci)
-        names = list(jd.metrics)
         index = pd.MultiIndex.from_tuples(
             [("residual_correlation", "", names[a], names[b]) for a, b in zip(*iu,
                                                                              strict=True)],
             names=["estimand", "component", "metric", "metric2"])
-        out = _frame(summ, index)
-        out.attrs = {"ci_kind": "hdi", "ci_prob": ci, "n_outputs": int(rows.size)}
+        out = frame(summ, index)
+        out.attrs = {"ci_kind": "hdi", "ci_prob": ci, "n_outputs": n_rows}
         return out
+
+    def residual_correlation_draws(self, metrics: Sequence[str] | None = None
+                                   ) -> tuple[np.ndarray, list[str], int]:
+        """Per-draw residual correlations (chain, draw, metric, metric2) of ``metrics``
+        (default all) over the outputs with all of them scored, their names, and the number
+        of those outputs (used by ``bm.metric_residuals`` on this fit)."""
+        jd = self._joint()
+        names = list(jd.metrics)
+        keep = names if metrics is None else [str(m) for m in metrics]
+        bad = [m for m in keep if m not in names]
+        if bad:
+            raise ValueError(f"metrics {bad} are not in the joint fit (its metrics: "
+                             f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
+        idx = [names.index(m) for m in keep]
+        rows = np.flatnonzero(jd.observed[:, idx].all(1))
+        corr = residual_correlation_draws(self.idata.posterior, jd, rows)
+        return corr[..., idx, :][..., idx], keep, int(rows.size)
 
     def loo(self) -> Any:
         """PSIS-LOO (ArviZ ``ELPDData``) of each output's metric scores given its traits
@@ -142,60 +157,7 @@ class JointValidityResult(Result):
         return float((d >= 0).mean())
 
 
-def joint_metric_residuals(fit: JointValidityResult, *, metrics: Sequence[str] | None = None,
-                           n_components: int = 2, ci_prob: float = CI_PROB) -> Result:
-    """:func:`~bayesmeta.validity.residuals.metric_residuals` of a joint fit: the posterior
-    of the residual correlations (:meth:`JointValidityResult.residual_correlations`) and of
-    their principal components, each draw's signs aligned to the components of the
-    posterior-mean correlation matrix; the same index as the classical table."""
-    from bayesmeta.validity.residuals import _principal_components
-
-    jd = fit._joint()
-    names = list(jd.metrics)
-    keep = names if metrics is None else [str(m) for m in metrics]
-    bad = [m for m in keep if m not in names]
-    if bad:
-        raise ValueError(f"metrics {bad} are not in the joint fit (its metrics: "
-                         f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
-    idx = [names.index(m) for m in keep]
-    M, k = len(idx), int(n_components)
-    if M < max(2, k):
-        raise ValueError(f"metric_residuals needs at least {max(2, k)} metrics "
-                         f"(n_components={k}); got {M}.")
-    rows = np.flatnonzero(jd.observed[:, idx].all(1))
-    corr = residual_correlation_draws(fit.idata.posterior, jd, rows)[..., idx, :][..., idx]
-    C, D = corr.shape[:2]
-    flat = corr.reshape(C * D, M, M)
-    ref, _ = _principal_components(flat.mean(0), k)
-    loads, shares = _principal_components(flat, k, ref=ref)
-    iu = np.triu_indices(M, 1)
-    comps = [f"PC{c + 1}" for c in range(k)]
-    index = ([("residual_correlation", "", keep[a], keep[b]) for a, b in zip(*iu,
-                                                                             strict=True)]
-             + [("pc_loading", c, m, "") for c in comps for m in keep]
-             + [("pc_variance_share", c, "", "") for c in comps])
-    vals = np.concatenate([flat[:, iu[0], iu[1]], np.transpose(loads, (0, 2, 1)).reshape(
-        C * D, k * M), shares], axis=1).reshape(C, D, -1)
-    summ = summarize(xr.DataArray(vals, dims=("chain", "draw", "row")), ci_prob=ci_prob)
-    table = _frame(summ, pd.MultiIndex.from_tuples(
-        index, names=["estimand", "component", "metric", "metric2"]))
-    notes = ["Residuals e = x - a - b'f of the standardized metric scores in every posterior "
-             "draw of the joint model (its own traits f), correlated over the "
-             f"{rows.size} outputs with every metric scored (MetricEval App. A.6).",
-             "PC loadings: eigenvectors of each draw's residual correlation matrix times "
-             "the square root of their eigenvalue, signs aligned to the components of the "
-             "posterior-mean matrix; read intervals only for well-separated eigenvalues."]
-    info = {"fit": "joint metric-validity model", "metrics": M, "components": k}
-    extra = {"residual_correlation": xr.DataArray(
-        flat.mean(0), dims=("metric", "metric2"), coords={"metric": keep, "metric2": keep})}
-    return Result(table, title="Residual correlations of metrics after the traits "
-                  "(Bayesian, joint model)", info=info, notes=notes, extra=extra,
-                  ci_prob=ci_prob, posterior="MCMC posterior (joint model)",
-                  random_seed=fit.provenance.get("random_seed"),
-                  data_hash=fit.provenance.get("data_hash"))
-
-
-def _frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:
+def frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:
     iv = summ["interval"].transpose(..., "ci_bound").values.reshape(-1, 2)
     return pd.DataFrame({"mean": summ["mean"].values.ravel(), "sd": summ["sd"].values.ravel(),
                          "hdi_low": iv[:, 0], "hdi_high": iv[:, 1],
@@ -255,7 +217,6 @@ def joint_metric_variance(
         sample,
         set_attrs,
     )
-    from bayesmeta.validity.variance import _claims
 
     if errors not in ERRORS:
         raise ValueError(f"errors must be one of {ERRORS}, got {errors!r}.")
@@ -296,7 +257,7 @@ def joint_metric_variance(
                        post["error_variance"].transpose("chain", "draw", "metric").values,
                        traits, jd.metrics, claimed)
     da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
-    table = _frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
+    table = frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
                                                                               names=INDEX))
     add_seconds(idata, "postprocess", time.perf_counter() - t1)
     notes = [str(w.message) for w in caught]
