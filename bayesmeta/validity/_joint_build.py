@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayesmeta.validity._cfa_build import Design, anchor_cuts, build_model
+from bayesmeta.validity._cfa_build import Design, build_model
 from bayesmeta.validity._cfa_setup import _Data, setup
 from bayesmeta.validity._factor_common import _metric_array
 from bayesmeta.validity.syntax import ModelSpec
@@ -102,11 +102,14 @@ def prepare(data: xr.Dataset, fit: Any, metrics: Sequence[str] | None, run: Any,
 
 def model_key(jd: JointData, errors: str, parameterization: str) -> tuple:
     """What the compiled model depends on besides the data values (the data are in
-    ``pm.Data`` containers): refits of same-shaped data reuse the compilation."""
+    ``pm.Data`` containers): refits of same-shaped data reuse the compilation. The
+    thresholds' anchor cut and starting values then come from the first dataset of that
+    shape; any anchor gives the same model (the prior is on the thresholds themselves,
+    with the Jacobian of the gaps), so only the starting point differs."""
     d = jd.design
     return ("joint_validity", d.factors, d.indicators, tuple(d.factor_of.tolist()),
-            d.n_categories, d.n_rows, int(d.row.size), d.blocks,
-            tuple(anchor_cuts(d).tolist()), len(jd.metrics), errors, parameterization)
+            d.n_categories, d.n_rows, int(d.row.size), d.blocks, len(jd.metrics), errors,
+            parameterization)
 
 
 def model_data(jd: JointData) -> dict[str, np.ndarray]:
