@@ -201,12 +201,26 @@ def joint_metric_variance(
     random_seed: int | None = None,
     progress: bool | None = None,
 ) -> JointValidityResult:
-    """Fit the joint model (module docstring) and summarise it in metric_variance's table.
+    r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
 
     Called through :func:`bayesmeta.metric_variance` with ``estimator="joint"``, whose
     docstring documents the arguments. ``fit`` gives the CFA model (a ``bm.cfa`` result of
     either estimator, or lavaan syntax); the joint model refits the CFA's parameters with
     the metrics.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm  # doctest: +SKIP
+    >>> from bayesmeta.validity.joint_simulate import simulate_joint_validity
+    >>> ds = simulate_joint_validity(0, n_traits=2, n_metrics=3)  # doctest: +SKIP
+    >>> m = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH\n"
+    ...      "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
+    >>> res = bm.metric_variance(ds, m, estimator="joint", random_seed=1)  # doctest: +SKIP
+    >>> res.residual_correlations()  # doctest: +SKIP
+
+    R equivalent: ``blavaan::bsem("coh =~ r1 + r2 + r3 + m1; ...", data, ordered =
+    c("r1", "r2", "r3"), std.lv = TRUE)`` with each metric also loading on every trait
+    (``m1 ~ coh + con`` written as cross-loadings).
     """
     from bayesmeta.sampling import (
         add_seconds,
