@@ -85,11 +85,15 @@ def one(seed: int, args: argparse.Namespace) -> dict:
         rec[f"{name}_r_hat_max"] = float(s["r_hat"].max())
         rec[f"{name}_ess_bulk_min"] = float(s["ess_bulk"].min())
     if args.classical:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fit = bm.cfa(model, ds)
-            cl = bm.metric_variance(ds, fit, random_seed=seed,
-                                    resampling={"n_resamples": args.resamples}).summary()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = bm.cfa(model, ds)
+                cl = bm.metric_variance(ds, fit, random_seed=seed,
+                                        resampling={"n_resamples": args.resamples}).summary()
+        except ValueError as err:  # e.g. a Heywood case of the WLSMV fit: no EBM scores
+            rec["classical_failed"] = str(err)[:200]
+            return rec
         for est, truth_name in (("validity_coefficient", "true_validity_coefficient"),
                                 ("error_share", "true_error_share")):
             part = cl.xs(est, level="estimand")
@@ -121,6 +125,9 @@ def summary(path: Path) -> None:
         if cov:
             print(f"{key:32s} coverage {np.mean(cov):.3f} (n={len(cov)})  mean error "
                   f"{np.mean(err):+.4f}  mean width {np.mean(wid):.3f}")
+    failed = sum("classical_failed" in r for r in lines)
+    if failed:
+        print(f"classical route failed (WLSMV Heywood case or similar) on {failed} datasets")
     rh = np.array([r["max_r_hat"] for r in lines])
     eb = np.array([r["min_ess_bulk"] for r in lines])
     print(f"max R-hat <= 1.01 in {np.mean(rh <= 1.01):.2f} of fits (worst {rh.max():.3f}); "
