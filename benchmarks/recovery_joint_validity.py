@@ -122,9 +122,25 @@ def summary(path: Path) -> None:
         cov = [c for r in lines for c in r.get(f"{key}_cover", [])]
         err = [c for r in lines for c in r.get(f"{key}_error", [])]
         wid = [c for r in lines for c in r.get(f"{key}_width", [])]
-        if cov:
-            print(f"{key:32s} coverage {np.mean(cov):.3f} (n={len(cov)})  mean error "
-                  f"{np.mean(err):+.4f}  mean width {np.mean(wid):.3f}")
+        if not cov:
+            continue
+        if key in ("validity_raw", "error_variance"):  # each metric has its own scale:
+            # errors and widths relative to the truth's size (the simulator is seeded)
+            truth = []
+            for r in lines:
+                ds = simulate_joint_validity(r["seed"], n_systems=r["shape"][0],
+                                             n_items=r["shape"][1], n_traits=r["shape"][3],
+                                             n_metrics=r["shape"][4])
+                ev = ds["true_error_variance"].values
+                truth.append(ev if key == "error_variance"
+                             else np.repeat(np.sqrt(ev), r["shape"][3]))
+            size = np.concatenate(truth)
+            err, wid = np.asarray(err) / size, np.asarray(wid) / size
+            label = "relative error" if key == "error_variance" else "error / error sd"
+        else:
+            label = "mean error"
+        print(f"{key:32s} coverage {np.mean(cov):.3f} (n={len(cov)})  {label} "
+              f"{np.mean(err):+.4f}  mean width {np.mean(wid):.3f}")
     failed = sum("classical_failed" in r for r in lines)
     if failed:
         print(f"classical route failed (WLSMV Heywood case or similar) on {failed} datasets")
