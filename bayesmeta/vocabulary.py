@@ -66,7 +66,7 @@ KEYWORDS: dict[str, str] = {
     "measures": "paper 001's correlation measures (grouping x coefficient) or 'all'",
     "kendall_variant": "Kendall's tau variant of the measures: 'b' or 'c'",
     "estimator": "how a model is estimated ('wlsmv'/'bayes' for cfa, 'auto'/'full' for "
-                 "reliability)",
+                 "reliability, 'auto'/'joint' for metric_variance)",
     "ci_prob": "probability of every interval (classical and posterior)",
     "resampling": "ResamplingOptions (or a dict of its fields): resamples, permutations, "
                   "what they resample, p-value convention, worker threads",
@@ -88,6 +88,8 @@ KEYWORDS: dict[str, str] = {
                         "raters._model_build.PARAMETERIZATIONS); the estimands are the same",
     "centered": "fit_correlation_model: centred parameterisation",
     "claims": "metric_variance: the trait each metric claims to measure",
+    "errors": "metric_variance(estimator='joint'): the distribution of the metrics' errors "
+              "('normal' or 'student_t')",
     "compare": "also compare metrics pairwise",
     "corruptions": "metric_unit_tests: the corruptions applied",
     "cuts": "ks_score: where the human scores are split",

@@ -45,9 +45,11 @@ BAYESIAN = {
     "bayesmeta.validity._cfa_setup", "bayesmeta.validity._ghk",
     "bayesmeta.correlation.model", "bayesmeta.correlation._model_build",
     "bayesmeta.correlation._model_result",
+    "bayesmeta.validity.joint_model", "bayesmeta.validity._joint_build",
 }
 #: Entry points that dispatch to a classical estimator or a Bayesian model by an option.
-DISPATCHERS = {"bayesmeta.validity.factor_analysis"}
+DISPATCHERS = {"bayesmeta.validity.factor_analysis", "bayesmeta.validity.variance",
+               "bayesmeta.validity.residuals"}
 HEAVY = ("pymc", "pytensor", "arviz", "nutpie", "jax", "numpyro")
 
 

@@ -3,7 +3,7 @@ correlations of metric and factor-score system means."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,35 @@ _CHUNK = 50
 
 # ----------------------------------------------------------------------------- helpers
 _UNIT_LABEL = {"both": "systems and items", "systems": "systems", "items": "items"}
+
+
+def _claims(data: xr.Dataset, metrics: list[str], factors: list[str],
+            claims: Mapping[str, str] | None) -> dict[str, str]:
+    """The factor each metric claims to measure: the data's ``metric_trait`` coord, else the
+    metric name's last ``.``/``-``/``_`` part, matched to the factor names without regard to
+    case (``G.EVAL.4.COH`` -> ``coh``); ``claims`` adds to and overrides these."""
+    lower = {f.lower(): f for f in factors}
+    out = {}
+    coord = data["metric_trait"] if "metric_trait" in data.coords else None
+    for m in metrics:
+        label = None
+        if coord is not None:
+            label = str(coord.sel(metric=m).values)
+        else:
+            for sep in (".", "-", "_"):
+                if sep in m:
+                    label = m.rsplit(sep, 1)[1]
+                    break
+        if label is not None and label.lower() in lower:
+            out[m] = lower[label.lower()]
+    if claims is not None:
+        given = {str(m): str(t) for m, t in claims.items()}
+        bad = {m: t for m, t in given.items() if t not in factors}
+        if bad:
+            raise ValueError(f"claims name traits that are not factors of the CFA "
+                             f"({factors}): {bad}.")
+        out.update({m: t for m, t in given.items() if m in metrics})
+    return out
 
 
 def _is_bayesian(fit: Any) -> bool:

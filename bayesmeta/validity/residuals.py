@@ -12,7 +12,13 @@ import xarray as xr
 from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
-from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed
+from bayesmeta.summaries import (
+    CI_PROB,
+    MCMC_COLUMNS,
+    check_ci_prob,
+    equal_tailed,
+    summarize,
+)
 from bayesmeta.validity._factor_common import (
     _UNIT_LABEL,
     _bootstrap_weights,
@@ -56,6 +62,55 @@ def _principal_components(corr: np.ndarray, k: int, ref: np.ndarray | None = Non
     return loadings, share
 
 
+def _posterior_frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:
+    iv = summ["interval"].transpose(..., "ci_bound").values.reshape(-1, 2)
+    return pd.DataFrame({"mean": summ["mean"].values.ravel(), "sd": summ["sd"].values.ravel(),
+                         "hdi_low": iv[:, 0], "hdi_high": iv[:, 1],
+                         **{k: summ[k].values.ravel() for k in MCMC_COLUMNS}}, index=index)
+
+
+def _joint_residuals(fit: Any, *, metrics: Sequence[str] | None = None,
+                           n_components: int = 2, ci_prob: float = CI_PROB) -> Result:
+    """:func:`~bayesmeta.validity.residuals.metric_residuals` of a joint fit: the posterior
+    of the residual correlations (:meth:`JointValidityResult.residual_correlations`) and of
+    their principal components, each draw's signs aligned to the components of the
+    posterior-mean correlation matrix; the same index as the classical table."""
+    corr, keep, n_rows = fit.residual_correlation_draws(metrics)
+    M, k = len(keep), int(n_components)
+    if M < max(2, k):
+        raise ValueError(f"metric_residuals needs at least {max(2, k)} metrics "
+                         f"(n_components={k}); got {M}.")
+    C, D = corr.shape[:2]
+    flat = corr.reshape(C * D, M, M)
+    ref, _ = _principal_components(flat.mean(0), k)
+    loads, shares = _principal_components(flat, k, ref=ref)
+    iu = np.triu_indices(M, 1)
+    comps = [f"PC{c + 1}" for c in range(k)]
+    index = ([("residual_correlation", "", keep[a], keep[b]) for a, b in zip(*iu,
+                                                                             strict=True)]
+             + [("pc_loading", c, m, "") for c in comps for m in keep]
+             + [("pc_variance_share", c, "", "") for c in comps])
+    vals = np.concatenate([flat[:, iu[0], iu[1]], np.transpose(loads, (0, 2, 1)).reshape(
+        C * D, k * M), shares], axis=1).reshape(C, D, -1)
+    summ = summarize(xr.DataArray(vals, dims=("chain", "draw", "row")), ci_prob=ci_prob)
+    table = _posterior_frame(summ, pd.MultiIndex.from_tuples(
+        index, names=["estimand", "component", "metric", "metric2"]))
+    notes = ["Residuals e = x - a - b'f of the standardized metric scores in every posterior "
+             "draw of the joint model (its own traits f), correlated over the "
+             f"{n_rows} outputs with every metric scored (MetricEval App. A.6).",
+             "PC loadings: eigenvectors of each draw's residual correlation matrix times "
+             "the square root of their eigenvalue, signs aligned to the components of the "
+             "posterior-mean matrix; read intervals only for well-separated eigenvalues."]
+    info = {"fit": "joint metric-validity model", "metrics": M, "components": k}
+    extra = {"residual_correlation": xr.DataArray(
+        flat.mean(0), dims=("metric", "metric2"), coords={"metric": keep, "metric2": keep})}
+    return Result(table, title="Residual correlations of metrics after the traits "
+                  "(Bayesian, joint model)", info=info, notes=notes, extra=extra,
+                  ci_prob=ci_prob, posterior="MCMC posterior (joint model)",
+                  random_seed=fit.provenance.get("random_seed"),
+                  data_hash=fit.provenance.get("data_hash"))
+
+
 def metric_residuals(
     data: xr.Dataset,
     fit: Any,
@@ -92,8 +147,11 @@ def metric_residuals(
     Parameters
     ----------
     data : xarray.Dataset
-    fit : CFAResult
-        ``bm.cfa(model, data)``.
+    fit : CFAResult or JointValidityResult
+        ``bm.cfa(model, data)``, or a joint fit (``bm.metric_variance(data, fit,
+        estimator="joint")``): then the posterior of the residual correlations and their
+        components, from the residuals of every draw (``disattenuate``, ``score_method``,
+        ``resampling`` and ``random_seed`` do not apply).
     metrics : list of str, optional
         At least ``n_components`` metrics (default all).
     n_components : int
@@ -132,6 +190,9 @@ def metric_residuals(
     ``e <- resid(lm(as.matrix(metrics) ~ fs))``; ``cor(e)``; ``prcomp(e, scale. = TRUE)``.
     """
     ci_prob = check_ci_prob(ci_prob)
+    if getattr(fit, "kind", None) == "joint_metric_validity":
+        return _joint_residuals(fit, metrics=metrics, n_components=n_components,
+                                      ci_prob=ci_prob)
     if _is_bayesian(fit):
         raise NotImplementedError("metric_residuals takes a classical CFA (bm.cfa(model, "
                                   "data)); the posterior version is not implemented.")

@@ -10,47 +10,19 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.data import select
-from bayesmeta.options import ResamplingOptions, resolve_seed
+from bayesmeta.options import ResamplingOptions, SamplerOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, summarize
 from bayesmeta.validity._factor_common import (
     _UNIT_LABEL,
     _bootstrap_weights,
+    _claims,
     _factor_correlations,
     _is_bayesian,
     _output_covariances,
     _stack_outputs,
     _weighted_cov,
 )
-
-
-def _claims(data: xr.Dataset, metrics: list[str], factors: list[str],
-            claims: Mapping[str, str] | None) -> dict[str, str]:
-    """The factor each metric claims to measure: the data's ``metric_trait`` coord, else the
-    metric name's last ``.``/``-``/``_`` part, matched to the factor names without regard to
-    case (``G.EVAL.4.COH`` -> ``coh``); ``claims`` adds to and overrides these."""
-    lower = {f.lower(): f for f in factors}
-    out = {}
-    coord = data["metric_trait"] if "metric_trait" in data.coords else None
-    for m in metrics:
-        label = None
-        if coord is not None:
-            label = str(coord.sel(metric=m).values)
-        else:
-            for sep in (".", "-", "_"):
-                if sep in m:
-                    label = m.rsplit(sep, 1)[1]
-                    break
-        if label is not None and label.lower() in lower:
-            out[m] = lower[label.lower()]
-    if claims is not None:
-        given = {str(m): str(t) for m, t in claims.items()}
-        bad = {m: t for m, t in given.items() if t not in factors}
-        if bad:
-            raise ValueError(f"claims name traits that are not factors of the CFA "
-                             f"({factors}): {bad}.")
-        out.update({m: t for m, t in given.items() if m in metrics})
-    return out
 
 
 def _regression_shares(cov: np.ndarray, T: int, psi: np.ndarray | None = None
@@ -87,9 +59,13 @@ def metric_variance(
     score_method: str = "EBM",
     run: Any = None,
     reference: Any = "first",
+    estimator: str = "auto",
+    errors: str = "normal",
     ci_prob: float = CI_PROB,
     resampling: ResamplingOptions | Mapping[str, Any] | None = None,
+    sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
+    progress: bool | None = None,
 ) -> Result:
     r"""How much of each metric's variance is its trait, the other traits, its own error.
 
@@ -137,13 +113,34 @@ def metric_variance(
         variance. ``False``: plain OLS on standardized scores (``level="system"``).
     score_method : {"EBM", "regression"}
     run, reference : which metric run and reference.
+    estimator : {"auto", "joint"}
+        ``"auto"`` (default): the route of ``fit`` (regression calibration on the WLSMV EBM
+        scores, or two-stage on a Bayesian CFA's scores). ``"joint"``: the joint Bayesian
+        model (:mod:`bayesmeta.validity.joint_model`): ratings and standardized metric
+        scores as indicators of the same traits in one PyMC model, so the traits'
+        uncertainty propagates into every estimand; ``fit`` then only supplies the CFA
+        model (a ``bm.cfa`` result or lavaan syntax) and the result
+        (:class:`~bayesmeta.validity.joint_model.JointValidityResult`) adds an
+        ``error_variance`` row per metric (:math:`\sigma_m^2` on the metric's own scale).
+        ``level``, ``disattenuate``, ``score_method`` and ``resampling`` do not apply.
+    errors : {"normal", "student_t"}
+        ``estimator="joint"``: the metric errors' distribution (Student-t with a
+        per-metric degrees of freedom > 2, scaled so ``sigma_m`` stays the error sd;
+        compare with ``result.loo()``).
     ci_prob : float
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000; 0: point estimates only) and ``unit`` (default
         ``"both"``, else ``"systems"`` or ``"items"``) of the percentile bootstrap: output
         (s, i) enters with the multiplicity of its system times that of its item. Bayesian
         fits: one Bayesian-bootstrap draw of item weights per posterior draw.
+    sampling : SamplerOptions, dict, "fast" or "full", optional
+        ``estimator="joint"``: sampler settings (defaults: 4 chains, 500 tuning
+        iterations, then draws until the validity coefficients, error shares and sds and
+        the CFA's loadings and factor correlations reach R-hat <= 1.01 and bulk and tail
+        ESS >= 400).
     random_seed : int, optional
+    progress : bool, optional
+        ``estimator="joint"``: show the sampler's progress bar.
 
     Returns
     -------
@@ -179,10 +176,28 @@ def metric_variance(
     >>> sorted(set(res.summary().index.get_level_values("estimand")))[:3]
     ['error_share', 'other_traits_share', 'r_squared']
 
+    The joint route (same table shape, Bayesian columns; slow: it runs MCMC):
+
+    >>> joint = bm.metric_variance(ds, m, estimator="joint", metrics=["metric01.COH"],
+    ...                            random_seed=0)  # doctest: +SKIP
+
     R equivalent (point values): ``fs <- lavPredict(fit)``;
     ``summary(lm(scale(metric) ~ scale(fs)))`` for the coefficients and R^2.
     """
     ci_prob = check_ci_prob(ci_prob)
+    if estimator not in ("auto", "joint"):
+        raise ValueError(f"estimator must be 'auto' (the fit's route) or 'joint', got "
+                         f"{estimator!r}.")
+    if estimator == "joint":
+        if level != "output":
+            raise ValueError("estimator='joint' models the scores of outputs; level must "
+                             "be 'output'.")
+        from bayesmeta.validity.joint_model import joint_metric_variance
+
+        return joint_metric_variance(data, fit, metrics=metrics, claims=claims,
+                                     errors=errors, run=run, reference=reference,
+                                     ci_prob=ci_prob, sampling=sampling,
+                                     random_seed=random_seed, progress=progress)
     if level not in ("output", "system"):
         raise ValueError(f"level must be 'output' or 'system', got {level!r}.")
     if disattenuate is None:

@@ -1,0 +1,243 @@
+r"""Setup, PyMC builder and posterior estimands of the joint metric-validity model (see
+:mod:`bayesmeta.validity.joint_model`, the public entry, and ``models/metric_validity.md``).
+
+The ratings enter through the ordinal CFA's own measurement model
+(:func:`bayesmeta.validity._cfa_build.build_model`, factor scores sampled, long-form data in
+``pm.Data`` containers); the metrics are added to that model as continuous indicators of
+the same factor scores,
+
+.. math:: x_{nm} = a_m + \sum_t b_{mt} f_{nt} + \sigma_m \epsilon_{nm},
+
+with :math:`x` each metric's scores standardized by their sample mean and sd. The metric
+part costs :math:`O(N M T)` per gradient: linear in the number of metrics. PyMC and
+PyTensor are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayesmeta.validity._cfa_build import Design, build_model
+from bayesmeta.validity._cfa_setup import _Data, setup
+from bayesmeta.validity._factor_common import _metric_array
+from bayesmeta.validity.syntax import ModelSpec
+
+#: Distributions of the metric errors.
+ERRORS = ("normal", "student_t")
+#: Posterior variables kept in the trace.
+TRACE = ("loading_std", "threshold_std", "factor_corr", "factor_score", "metric_intercept",
+         "metric_loading", "error_sd", "error_nu")
+
+
+@dataclass(frozen=True)
+class JointData:
+    """Ratings (the CFA's design) and standardized metric scores of the same outputs."""
+
+    spec: ModelSpec
+    data: _Data
+    design: Design
+    metrics: tuple[str, ...]
+    x: np.ndarray  # (N, M) standardized scores, NaN = missing
+    center: np.ndarray  # (M,) sample means of the raw scores
+    scale: np.ndarray  # (M,) sample sds of the raw scores
+
+    @property
+    def observed(self) -> np.ndarray:
+        return np.isfinite(self.x)
+
+
+def model_syntax(fit: Any) -> str | ModelSpec:
+    """The CFA model of ``fit``: lavaan syntax given as is, a classical CFA's ``spec``, or
+    the model line of a Bayesian CFA's header."""
+    if isinstance(fit, str | ModelSpec):
+        return fit
+    spec = getattr(fit, "spec", None)
+    if isinstance(spec, ModelSpec):
+        return spec
+    info = getattr(fit, "info", None)
+    if isinstance(info, dict) and isinstance(info.get("model"), str):
+        return info["model"].replace(" ; ", "\n")
+    raise TypeError(f"fit must be a bm.cfa result or lavaan syntax (str) for "
+                    f"estimator='joint', got {type(fit).__name__}.")
+
+
+def prepare(data: xr.Dataset, fit: Any, metrics: Sequence[str] | None, run: Any,
+            reference: Any) -> JointData:
+    """The ratings in the CFA's long form and the chosen metrics' scores on the same rows,
+    standardized per metric. Raises on a metric without variance or without scores."""
+    if not isinstance(data, xr.Dataset):
+        raise TypeError(f"data must be a bayesmeta xarray.Dataset for estimator='joint', "
+                        f"got {type(data).__name__}.")
+    spec, data_, design = setup(model_syntax(fit), data)
+    if data_.system is None:
+        raise ValueError("estimator='joint' needs a bayesmeta Dataset with system and item "
+                         "labels.")
+    systems = [str(s) for s in data_.system]
+    items = [str(i) for i in data_.item]
+    xa = _metric_array(data, metrics, run, reference, sorted(set(systems)),
+                       sorted(set(items)))
+    mnames = tuple(str(m) for m in xa["metric"].values)
+    if not mnames:
+        raise ValueError("metrics selects no metric.")
+    raw = np.stack([xa.sel(system=s, item=i).values for s, i in zip(systems, items,
+                                                                     strict=True)])
+    raw = raw.astype(float)  # (N, M)
+    n_obs = np.isfinite(raw).sum(0)
+    few = [m for m, k in zip(mnames, n_obs, strict=True) if k < 3]
+    if few:
+        raise ValueError(f"metric(s) {few} have fewer than 3 scores on the rated outputs.")
+    center = np.nanmean(raw, axis=0)
+    scale = np.nanstd(raw, axis=0, ddof=1)
+    flat = [m for m, s in zip(mnames, scale, strict=True) if not s > 0]
+    if flat:
+        raise ValueError(f"metric(s) {flat} are constant on the rated outputs: no variance "
+                         f"to explain.")
+    return JointData(spec, data_, design, mnames, (raw - center) / scale, center, scale)
+
+
+def model_key(jd: JointData, errors: str, parameterization: str) -> tuple:
+    """What the compiled model depends on besides the data values (the data are in
+    ``pm.Data`` containers): refits of same-shaped data reuse the compilation. The
+    thresholds' anchor cut and starting values then come from the first dataset of that
+    shape; any anchor gives the same model (the prior is on the thresholds themselves,
+    with the Jacobian of the gaps), so only the starting point differs."""
+    d = jd.design
+    return ("joint_validity", d.factors, d.indicators, tuple(d.factor_of.tolist()),
+            d.n_categories, d.n_rows, int(d.row.size), d.blocks, len(jd.metrics), errors,
+            parameterization)
+
+
+def model_data(jd: JointData) -> dict[str, np.ndarray]:
+    """Values of the model's data containers."""
+    obs = jd.observed
+    return {"obs_row": jd.design.row, "obs_ind": jd.design.ind, "obs_cat": jd.design.cat,
+            "metric_score": np.where(obs, jd.x, 0.0), "metric_observed": obs.astype(float)}
+
+
+def build_joint_model(jd: JointData, *, errors: str = "normal",
+                      parameterization: str = "noncentred") -> Any:
+    r"""The PyMC model: the ordinal CFA (factor scores sampled) plus the metric part.
+
+    Priors (metric scores standardized): :math:`a_m \sim N(0, 1)`, :math:`b_{mt} \sim
+    N(0, 1)`, :math:`\sigma_m \sim \mathrm{HalfNormal}(1)`; with ``errors="student_t"``
+    the error is a Student-t with :math:`\nu_m = 2 + g_m`, :math:`g_m \sim
+    \mathrm{Gamma}(2, 0.1)`, scaled so that :math:`\sigma_m` stays the error sd.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be one of {ERRORS}, got {errors!r}.")
+    M = jd.x.shape[1]
+    model = build_model(jd.design, factor_param=parameterization, likelihood="interval",
+                        store_scores=True, data_containers=True)
+    model.add_coord("metric", list(jd.metrics))
+    vals = model_data(jd)
+    with model:
+        x = pm.Data("metric_score", vals["metric_score"], dims=("output", "metric"))
+        w = pm.Data("metric_observed", vals["metric_observed"], dims=("output", "metric"))
+        f = model["factor_score"]
+        a = pm.Normal("metric_intercept", 0.0, 1.0, dims="metric")
+        b = pm.Normal("metric_loading", 0.0, 1.0, dims=("metric", "trait"),
+                      initval=np.zeros((M, jd.design.n_factors)))
+        sd = pm.HalfNormal("error_sd", 1.0, dims="metric", initval=np.full(M, 0.8))
+        resid = x - a[None, :] - f @ b.T  # (N, M)
+        if errors == "normal":
+            ll = -0.5 * (resid / sd) ** 2 - pt.log(sd) - 0.5 * np.log(2 * np.pi)
+        else:
+            g = pm.Gamma("error_nu_excess", 2.0, 0.1, dims="metric")
+            nu = pm.Deterministic("error_nu", 2.0 + g, dims="metric")
+            ll = pm.logp(pm.StudentT.dist(nu=nu, mu=0.0,
+                                          sigma=sd * pt.sqrt(g / nu)), resid)
+        pm.Potential("metric_loglik", pt.sum(ll * w))
+    return model
+
+
+def metric_log_likelihood(posterior: xr.Dataset, jd: JointData) -> xr.DataArray:
+    """Pointwise log density of every output's metric scores given its factor scores and
+    the parameters, summed over metrics: (chain, draw, output)."""
+    from scipy import stats
+
+    f = posterior["factor_score"].transpose("chain", "draw", "output", "trait").values
+    a = posterior["metric_intercept"].transpose("chain", "draw", "metric").values
+    b = posterior["metric_loading"].transpose("chain", "draw", "metric", "trait").values
+    sd = posterior["error_sd"].transpose("chain", "draw", "metric").values
+    obs = jd.observed
+    x = np.where(obs, jd.x, 0.0)
+    C, D = a.shape[:2]
+    out = np.empty((C, D, x.shape[0]))
+    nu = (posterior["error_nu"].transpose("chain", "draw", "metric").values
+          if "error_nu" in posterior else None)
+    for c in range(C):
+        for d in range(D):
+            e = x - a[c, d] - f[c, d] @ b[c, d].T
+            if nu is None:
+                lp = stats.norm.logpdf(e, scale=sd[c, d])
+            else:
+                n = nu[c, d]
+                lp = stats.t.logpdf(e, df=n, scale=sd[c, d] * np.sqrt((n - 2) / n))
+            out[c, d] = (lp * obs).sum(1)
+    return xr.DataArray(out, dims=("chain", "draw", "output"))
+
+
+def estimand_draws(posterior: xr.Dataset) -> dict[str, np.ndarray]:
+    r"""Standardized estimands per draw from the model-implied variance of each metric,
+    :math:`V_m = b_m^\top \Psi b_m + \sigma_m^2`: ``beta`` :math:`b_m / \sqrt{V_m}`
+    (C, D, M, T), ``r2`` :math:`b_m^\top\Psi b_m / V_m`, ``error_share``
+    :math:`\sigma_m^2 / V_m` (C, D, M), ``r`` :math:`\Psi \beta_m` (C, D, M, T)."""
+    b = posterior["metric_loading"].transpose("chain", "draw", "metric", "trait").values
+    sd = posterior["error_sd"].transpose("chain", "draw", "metric").values
+    psi = posterior["factor_corr"].transpose("chain", "draw", "trait", "trait2").values
+    rb = np.einsum("cdst,cdmt->cdms", psi, b)
+    quad = np.einsum("cdmt,cdmt->cdm", b, rb)
+    var = quad + sd**2
+    root = np.sqrt(var)
+    return {"beta": b / root[..., None], "r": rb / root[..., None], "r2": quad / var,
+            "error_share": sd**2 / var}
+
+
+def reported_dataset(idata: Any) -> xr.Dataset:
+    """The quantities whose R-hat and ESS decide the adaptive length: the validity
+    coefficients and error shares of every metric, the raw error sds and coefficients, and
+    the CFA's loadings and factor correlations."""
+    post = idata.posterior
+    parts = estimand_draws(post)
+    dims = ("chain", "draw", "metric", "trait")
+    ds = xr.Dataset({
+        "validity_coefficient": (dims, parts["beta"]),
+        "error_share": (dims[:3], parts["error_share"]),
+        "error_sd": post["error_sd"], "metric_loading": post["metric_loading"],
+        "loading_std": post["loading_std"], "factor_corr": post["factor_corr"],
+    })
+    return ds
+
+
+def residual_correlation_draws(posterior: xr.Dataset, jd: JointData,
+                               rows: np.ndarray) -> np.ndarray:
+    r"""Per draw, the correlation over outputs ``rows`` of the residuals
+    :math:`e_{nm} = x_{nm} - a_m - b_m^\top f_n` (MetricEval App. A.6 on the model's own
+    draws): (C, D, M, M)."""
+    f = posterior["factor_score"].transpose("chain", "draw", "output", "trait").values
+    a = posterior["metric_intercept"].transpose("chain", "draw", "metric").values
+    b = posterior["metric_loading"].transpose("chain", "draw", "metric", "trait").values
+    x = jd.x[rows]
+    C, D, M = a.shape
+    out = np.empty((C, D, M, M))
+    for c in range(C):
+        for d in range(D):
+            e = x - a[c, d] - f[c, d][rows] @ b[c, d].T
+            e = e - e.mean(0)
+            cov = e.T @ e
+            s = np.sqrt(np.diag(cov))
+            out[c, d] = cov / np.outer(s, s)
+    return out
+
+
+__all__ = ["ERRORS", "JointData", "build_joint_model", "estimand_draws",
+           "metric_log_likelihood", "model_data", "model_key", "model_syntax", "prepare",
+           "reported_dataset", "residual_correlation_draws"]

@@ -1,0 +1,304 @@
+r"""The joint Bayesian metric-validity model (``bm.metric_variance(data, fit,
+estimator="joint")``; card: ``models/metric_validity.md``).
+
+Output :math:`n` (a system-item pair), traits :math:`f_n \sim N_T(0, \Psi)`
+(:math:`\operatorname{diag}\Psi = 1`). The experts' ratings are ordinal indicators of the
+traits through the ordinal CFA's probit measurement model (``models/ordinal_cfa.md``), the
+automatic metrics continuous indicators of the same traits:
+
+.. math::
+    y_{n,rt} = k \iff \tau^*_{rt,k-1} < \lambda^*_{rt} f_{nt} + \sqrt{1 - \lambda^{*2}_{rt}}
+    \,\varepsilon_{n,rt} \le \tau^*_{rt,k}, \qquad
+    x_{nm} = a_m + \sum_t b_{mt} f_{nt} + e_{nm}, \quad e_{nm} \sim N(0, \sigma_m^2),
+
+with :math:`x` each metric's scores standardized by their sample mean and sd (or a
+Student-t error of sd :math:`\sigma_m`). One PyMC model estimates the validity coefficients
+:math:`b`, the metric error variances :math:`\sigma_m^2`, the CFA's parameters and every
+output's traits jointly, so the traits' uncertainty propagates into :math:`b` and
+:math:`\sigma_m` (the two-stage route of :func:`~bayesmeta.validity.variance.metric_variance`
+does not propagate it). Estimands (the names of ``metric_variance``), per draw, from the
+model-implied variance :math:`V_m = b_m^\top \Psi b_m + \sigma_m^2`:
+``validity_coefficient`` :math:`\beta_{mt} = b_{mt}/\sqrt{V_m}`, ``r_squared``
+:math:`b_m^\top\Psi b_m / V_m`, ``error_share`` :math:`\sigma_m^2 / V_m`, Pratt's
+``trait_share`` :math:`\beta_{mc} (\Psi\beta_m)_c` of the claimed trait :math:`c`,
+``other_traits_share``, ``specificity``; plus ``error_variance`` :math:`s_m^2\sigma_m^2` on
+the metric's own scale (:math:`s_m` its sample sd).
+
+References
+----------
+Xiao, Z., Zhang, S., Lai, V., & Liao, Q. V. (2023). Evaluating evaluation metrics: A
+framework for analyzing NLG evaluation metrics using measurement theory. *EMNLP*
+(Sec. 4.2, App. A.6).
+Muthén, B. (1984). A general structural equation model with dichotomous, ordered
+categorical, and continuous latent variable indicators. *Psychometrika*, 49, 115-132.
+Pratt, J. W. (1987). Dividing the indivisible. *Proc. 2nd Tampere Conference*, 245-260.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesmeta.data import select
+from bayesmeta.options import SamplerOptions, resolve_seed
+from bayesmeta.results import Result, data_hash
+from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, summarize
+from bayesmeta.validity._factor_common import _claims
+from bayesmeta.validity._joint_build import (
+    ERRORS,
+    TRACE,
+    build_joint_model,
+    estimand_draws,
+    metric_log_likelihood,
+    model_data,
+    model_key,
+    prepare,
+    reported_dataset,
+    residual_correlation_draws,
+)
+
+#: Sampler defaults: 4 chains, 500 tuning iterations, then draws until the reported
+#: quantities (validity coefficients, error shares and sds, the CFA's loadings and factor
+#: correlations) reach R-hat <= 1.01 and bulk and tail ESS >= 400, from 500 per chain on.
+DEFAULTS = {"chains": 4, "tune": 500, "draws": 500}
+#: The index of the summary (the same as metric_variance's).
+INDEX = ["estimand", "trait", "metric"]
+
+
+class JointValidityResult(Result):
+    """Result of the joint model (``bm.metric_variance(..., estimator="joint")``): the
+    summary indexed ``(estimand, trait, metric)`` as ``metric_variance``'s, the posterior in
+    ``idata`` (``metric_loading`` :math:`b`, ``error_sd`` :math:`\\sigma`,
+    ``metric_intercept`` on the standardized metric scale, ``validity_raw`` and
+    ``error_variance`` on the metric's own scale, ``factor_score``, and the CFA's
+    parameters); ``residual_correlations()``, ``loo()``, ``probability()``."""
+
+    kind = "joint_metric_validity"
+
+    def _joint(self) -> Any:
+        jd = getattr(self, "_jd", None)
+        if jd is None:
+            raise ValueError("this result was saved and loaded: the standardized metric "
+                             "scores are not kept; refit to compute residuals or LOO.")
+        return jd
+
+    def residual_correlations(self, *, ci_prob: float | None = None) -> pd.DataFrame:
+        r"""Posterior of the correlations between metrics' residuals after the traits.
+
+        In every draw the residuals :math:`e_{nm} = x_{nm} - a_m - b_m^\top f_n` of the
+        outputs with every metric scored are correlated over outputs (MetricEval App. A.6
+        on the model's own draws of the traits); each pair once, ``metric < metric2`` in
+        the data's order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed ``(estimand, component, metric, metric2)`` as
+            :func:`~bayesmeta.validity.residuals.metric_residuals`, estimand
+            ``residual_correlation``, columns mean, sd, hdi_low, hdi_high, r_hat, ess_bulk,
+            ess_tail.
+        """
+        ci = self.ci_prob if ci_prob is None else ci_prob
+        corr, names, n_rows = self.residual_correlation_draws()
+        M = corr.shape[-1]
+        iu = np.triu_indices(M, 1)
+        da = xr.DataArray(corr[..., iu[0], iu[1]], dims=("chain", "draw", "pair"))
+        summ = summarize(da, ci_prob=ci)
+        index = pd.MultiIndex.from_tuples(
+            [("residual_correlation", "", names[a], names[b]) for a, b in zip(*iu,
+                                                                             strict=True)],
+            names=["estimand", "component", "metric", "metric2"])
+        out = frame(summ, index)
+        out.attrs = {"ci_kind": "hdi", "ci_prob": ci, "n_outputs": n_rows}
+        return out
+
+    def residual_correlation_draws(self, metrics: Sequence[str] | None = None
+                                   ) -> tuple[np.ndarray, list[str], int]:
+        """Per-draw residual correlations (chain, draw, metric, metric2) of ``metrics``
+        (default all) over the outputs with all of them scored, their names, and the number
+        of those outputs (used by ``bm.metric_residuals`` on this fit)."""
+        jd = self._joint()
+        names = list(jd.metrics)
+        keep = names if metrics is None else [str(m) for m in metrics]
+        bad = [m for m in keep if m not in names]
+        if bad:
+            raise ValueError(f"metrics {bad} are not in the joint fit (its metrics: "
+                             f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
+        idx = [names.index(m) for m in keep]
+        rows = np.flatnonzero(jd.observed[:, idx].all(1))
+        corr = residual_correlation_draws(self.idata.posterior, jd, rows)
+        return corr[..., idx, :][..., idx], keep, int(rows.size)
+
+    def loo(self) -> Any:
+        """PSIS-LOO (ArviZ ``ELPDData``) of each output's metric scores given its traits
+        and the parameters (conditional on the output's own trait draws, so Pareto k is
+        often high; compare ``errors="normal"`` and ``"student_t"`` fits on the same data
+        and read the k diagnostics)."""
+        import arviz as az
+
+        ll = metric_log_likelihood(self.idata.posterior, self._joint())
+        sub = az.InferenceData(posterior=self.idata.posterior[["error_sd"]],
+                               log_likelihood=xr.Dataset({"metric_score": ll}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return az.loo(sub, var_name="metric_score", pointwise=True)
+
+    def probability(self, metric: str, trait: str, trait2: str) -> float:
+        """Posterior probability that ``metric``'s validity coefficient on ``trait`` is at
+        least its coefficient on ``trait2``."""
+        beta = self.idata.posterior["validity_coefficient"]
+        d = beta.sel(metric=metric, trait=trait) - beta.sel(metric=metric, trait=trait2)
+        return float((d >= 0).mean())
+
+
+def frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:
+    iv = summ["interval"].transpose(..., "ci_bound").values.reshape(-1, 2)
+    return pd.DataFrame({"mean": summ["mean"].values.ravel(), "sd": summ["sd"].values.ravel(),
+                         "hdi_low": iv[:, 0], "hdi_high": iv[:, 1],
+                         **{k: summ[k].values.ravel() for k in MCMC_COLUMNS}}, index=index)
+
+
+def _rows(beta: np.ndarray, r: np.ndarray, r2: np.ndarray, err: np.ndarray,
+          errvar: np.ndarray, traits: list[str], metrics: Sequence[str],
+          claimed: Mapping[str, str]) -> tuple[list[tuple[str, str, str]], np.ndarray]:
+    """The rows of metric_variance's table (same order) from (C, D, M[, T]) draws, and the
+    extra ``error_variance`` row per metric."""
+    keys: list[tuple[str, str, str]] = []
+    vals: list[np.ndarray] = []
+    for j, m in enumerate(metrics):
+        for k, t in enumerate(traits):
+            keys.append(("validity_coefficient", t, m))
+            vals.append(beta[..., j, k])
+    for j, m in enumerate(metrics):
+        keys += [("r_squared", "", m), ("error_share", "", m), ("error_variance", "", m)]
+        vals += [r2[..., j], err[..., j], errvar[..., j]]
+        if m in claimed:
+            c = traits.index(claimed[m])
+            share = beta[..., j, c] * r[..., j, c]
+            keys += [("trait_share", claimed[m], m), ("other_traits_share", "", m),
+                     ("specificity", claimed[m], m)]
+            vals += [share, r2[..., j] - share, share / r2[..., j]]
+    return keys, np.stack(vals)
+
+
+def joint_metric_variance(
+    data: xr.Dataset,
+    fit: Any,
+    *,
+    metrics: Sequence[str] | None = None,
+    claims: Mapping[str, str] | None = None,
+    errors: str = "normal",
+    run: Any = None,
+    reference: Any = "first",
+    ci_prob: float = CI_PROB,
+    sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
+    random_seed: int | None = None,
+    progress: bool | None = None,
+) -> JointValidityResult:
+    r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
+
+    Called through :func:`bayesmeta.metric_variance` with ``estimator="joint"``, whose
+    docstring documents the arguments. ``fit`` gives the CFA model (a ``bm.cfa`` result of
+    either estimator, or lavaan syntax); the joint model refits the CFA's parameters with
+    the metrics.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm  # doctest: +SKIP
+    >>> from bayesmeta.validity.joint_simulate import simulate_joint_validity
+    >>> ds = simulate_joint_validity(0, n_traits=2, n_metrics=3)  # doctest: +SKIP
+    >>> m = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH\n"
+    ...      "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
+    >>> res = bm.metric_variance(ds, m, estimator="joint", random_seed=1)  # doctest: +SKIP
+    >>> res.residual_correlations()  # doctest: +SKIP
+
+    R equivalent: ``blavaan::bsem("coh =~ r1 + r2 + r3 + m1; ...", data, ordered =
+    c("r1", "r2", "r3"), std.lv = TRUE)`` with each metric also loading on every trait
+    (``m1 ~ coh + con`` written as cross-loadings).
+    """
+    from bayesmeta.sampling import (
+        add_seconds,
+        cached_model,
+        check_convergence,
+        describe_run,
+        is_compiled,
+        sample,
+        set_attrs,
+    )
+
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be one of {ERRORS}, got {errors!r}.")
+    options = SamplerOptions.coerce(sampling).resolve(**DEFAULTS)
+    seed = resolve_seed(random_seed)
+    jd = prepare(data, fit, metrics, run, reference)
+    traits = list(jd.design.factors)
+    claimed = _claims(data, list(jd.metrics), traits, claims)
+    param = "noncentred"
+    t0 = time.perf_counter()
+    model = cached_model(model_key(jd, errors, param),
+                        lambda: build_joint_model(jd, errors=errors, parameterization=param))
+    trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
+    compiled_before = is_compiled(model, trace)
+    dhash = data_hash(data)
+    idata = sample(model, options, data=model_data(jd), random_seed=seed, progress=progress,
+                   var_names=trace, reported=reported_dataset,
+                   attrs={"data_hash": dhash, "errors": errors})
+    t_sample = time.perf_counter() - t0
+    set_attrs(idata, {"sampling_time_s": t_sample, "compiled_before": int(compiled_before)})
+    t1 = time.perf_counter()
+    post = idata.posterior
+    post = post.assign_coords(system=("output", jd.data.system), item=("output", jd.data.item))
+    parts = estimand_draws(post)
+    scale = xr.DataArray(jd.scale, dims="metric", coords={"metric": list(jd.metrics)})
+    post["validity_raw"] = post["metric_loading"] * scale
+    post["error_variance"] = (post["error_sd"] * scale) ** 2
+    post["validity_coefficient"] = (("chain", "draw", "metric", "trait"), parts["beta"])
+    post["error_share"] = (("chain", "draw", "metric"), parts["error_share"])
+    idata.posterior = post
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        conv = check_convergence(idata, ["validity_coefficient", "error_share", "error_sd",
+                                         "metric_loading", "loading_std", "factor_corr"])
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
+                       post["error_variance"].transpose("chain", "draw", "metric").values,
+                       traits, jd.metrics, claimed)
+    da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
+    table = frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
+                                                                              names=INDEX))
+    add_seconds(idata, "postprocess", time.perf_counter() - t1)
+    notes = [str(w.message) for w in caught]
+    unclaimed = [m for m in jd.metrics if m not in claimed]
+    if unclaimed:
+        notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
+                     f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
+                     f"pass claims= for their trait_share and specificity.")
+    n_miss = int((~jd.observed).sum())
+    if n_miss:
+        notes.append(f"{n_miss} missing metric score(s) left out of the likelihood (their "
+                     f"outputs stay in through the ratings and the other metrics).")
+    notes.append("Joint model: ratings (ordinal CFA) and standardized metric scores are "
+                 "indicators of the same traits; estimands use the model-implied metric "
+                 "variance b' Psi b + sigma^2, so R^2 and the shares lie in [0, 1].")
+    info = {"data": select.describe(data),
+            "model": " ; ".join(f"{t} =~ {' + '.join(jd.spec.indicators(t))}"
+                                for t in traits),
+            "metrics": f"{len(jd.metrics)} (standardized; {errors} errors)",
+            "outputs": f"{jd.design.n_rows} rated outputs",
+            "shares": "Pratt (1987): beta_t * r_t, summing to R^2",
+            "sampler": describe_run(idata), "convergence": str(conv),
+            "time": f"{'sampling' if compiled_before else 'compile + sampling'} "
+                    f"{t_sample:.1f} s"}
+    result = JointValidityResult(
+        table, title="Metric variance: claimed trait, other traits, error (Bayesian, "
+        "joint model)", info=info, idata=idata, notes=notes, ci_prob=ci_prob,
+        posterior="MCMC posterior (joint model)", random_seed=seed, data_hash=dhash)
+    result._jd = jd
+    return result
