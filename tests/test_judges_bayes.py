@@ -217,6 +217,21 @@ def test_bad_estimator_and_missing_curve():
     res = bm.alt_test(data, epsilon=0.1, resampling={"n_resamples": 0})
     with pytest.raises(ValueError, match="estimator='bayes'"):
         res.epsilon_curve()
+    with pytest.raises(ValueError, match="n_resamples"):
+        bm.alt_test(data, epsilon=0.1, estimator="bayes", resampling={"n_resamples": 0})
+    with pytest.raises(ValueError, match="hold no"):
+        bm.alt_test(data, epsilon=0.1, estimator="bayes", group="::")
+
+
+def test_group_spellings_agree():
+    data = _panel(60, [0.2, 0.3], {"j": 0.2}, cluster=3)
+    ids = [str(i) for i in data["item"].values]
+    kw = dict(epsilon=0.1, estimator="bayes", resampling={"n_resamples": 100}, random_seed=3)
+    by_sep = bm.alt_test(data, group="__", **kw).summary()
+    by_map = bm.alt_test(data, group={i: i.split("__")[0] for i in ids}, **kw).summary()
+    by_fun = bm.alt_test(data, group=lambda i: i.split("__")[0], **kw).summary()
+    pd.testing.assert_frame_equal(by_sep, by_map)
+    pd.testing.assert_frame_equal(by_sep, by_fun)
 
 
 # ------------------------------------------------------------------------ texts as units

@@ -382,6 +382,9 @@ def alt_test(
                          f"compare with the others); the data has {len(humans)}: {humans}.")
     opts = resampling_options(resampling, n_resamples=1000)
     n_res = opts.n_resamples
+    if estimator == "bayes" and n_res < 2:
+        raise ValueError(f"estimator='bayes' draws its posterior with resampling's "
+                         f"n_resamples (at least 2), got {n_res}.")
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     y = label.sel(rater=humans).values.astype(float)
