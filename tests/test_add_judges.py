@@ -145,3 +145,26 @@ def test_small_errors():
     out = bm.add_judges(data, bm.read_annotations({"h": {key: 1}}, {"j": {key: 2}}),
                         id_split="__")
     assert int(np.isfinite(out["rating"].sel(rater="j")).sum()) == 1
+
+
+@pytest.mark.slow
+def test_rater_bias_reports_each_judge(joined):
+    """A small seeded fit (4 systems x 6 items, coherence): one severity row per judge with
+    an HDI and the is_judge flag; mistral-v03, whose mean coherence rating on the full data is
+    above every expert's by more than 0.5 points (the classical reference), is more lenient
+    (lower severity) than every expert."""
+    _, _, _, llm, out = joined
+    r = out["rating"].sel(trait="COH").mean(("system", "item"))
+    assert all(float(r.sel(rater="mistral-v03")) > float(r.sel(rater=e)) + 0.5
+               for e in ("Expert.1", "Expert.2", "Expert.3"))
+    small = out.isel(system=slice(0, 4), item=slice(0, 6)).sel(trait=["COH"])
+    res = bm.rater_bias(small, random_seed=1, sampling="fast")
+    sev = res.summary().xs("severity", level="estimand")
+    det = res.details().xs("severity", level="estimand")
+    for judge in llm:
+        row = sev.loc[(judge, "COH", "")]
+        assert row["hdi_low"] < row["mean"] < row["hdi_high"]
+        assert bool(det.loc[(judge, "COH", ""), "is_judge"])
+    assert not bool(det.loc[("Expert.1", "COH", ""), "is_judge"])
+    for e in ("Expert.1", "Expert.2", "Expert.3"):
+        assert sev.loc[("mistral-v03", "COH", ""), "mean"] < sev.loc[(e, "COH", ""), "mean"]
