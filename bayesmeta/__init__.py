@@ -32,6 +32,7 @@ from bayesmeta.corroboration import corroboration, recommend_metric_set
 from bayesmeta.data import (
     MissingDataWarning,
     ReadWarning,
+    add_judges,
     data_quality,
     datasets,
     from_annotations,
@@ -93,6 +94,7 @@ __all__ = [
     "Result",
     "SamplerOptions",
     "__version__",
+    "add_judges",
     "agreement",
     "agreement_coefficients",
     "alt_test",

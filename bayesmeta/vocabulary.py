@@ -66,7 +66,8 @@ KEYWORDS: dict[str, str] = {
     "measures": "paper 001's correlation measures (grouping x coefficient) or 'all'",
     "kendall_variant": "Kendall's tau variant of the measures: 'b' or 'c'",
     "estimator": "how a model is estimated ('wlsmv'/'bayes' for cfa, 'auto'/'full' for "
-                 "reliability, 'auto'/'joint' for metric_variance)",
+                 "reliability, 'auto'/'joint' for metric_variance, 'bootstrap'/'bayes' for "
+                 "alt_test's posterior)",
     "ci_prob": "probability of every interval (classical and posterior)",
     "resampling": "ResamplingOptions (or a dict of its fields): resamples, permutations, "
                   "what they resample, p-value convention, worker threads",
@@ -109,7 +110,8 @@ KEYWORDS: dict[str, str] = {
     "exhaustive": "recommend_metric_set: search all sets",
     "expert": "mtmm(fit=...): the label of the experts' method",
     "factor": "spearman_brown: the lengthening factor",
-    "group": "human_inconsistency: the column grouping the scores",
+    "group": "what groups rows into units: human_inconsistency, the column grouping the "
+             "scores; alt_test, the text each instance belongs to",
     "human_levels": "granularity_simulation: levels of the human scale",
     "item_effect": "rater_bias: an item effect",
     "k": "recommend_metric_set: size of the set",
@@ -168,7 +170,8 @@ KEYWORDS: dict[str, str] = {
               "coordinate or a mapping instance -> system",
     "item": "reader: the column of item labels",
     "id": "reader: one column holding system and item",
-    "id_split": "reader: how that column splits",
+    "id_split": "reader: how that column splits (add_judges: the separator of the "
+                "instance ids' parts)",
     "rater": "reader: the column of rater labels",
     "value": "reader: the column of values",
     "ratings": "reader: the columns holding ordinal ratings",
@@ -186,7 +189,9 @@ KEYWORDS: dict[str, str] = {
     "min_items": "validate: items required",
     "warn_missing": "validate: warn about missing values",
     # judges (the alt-test) and their annotation readers
-    "judges": "alt_test: the LLM judges tested (raters with is_judge; default all)",
+    "judges": "the LLM judges used (raters with is_judge; default all): tested by alt_test, "
+              "added as raters by add_judges",
+    "annotations": "add_judges: the annotations holding the judges' labels",
     "epsilon": "alt_test, plan_alt_test: the cost-benefit margin granted to the judge "
                "(0.2 experts, 0.15 skilled annotators, 0.1 crowd-workers)",
     "scoring": "alt_test: how a label's alignment with the other annotators is scored "

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["annotation_labels", "from_annotations", "read_annotations"]
+__all__ = ["add_judges", "annotation_labels", "from_annotations", "read_annotations"]
 
 
 def _load(obj: str | Path | Mapping[str, Any], what: str) -> dict[str, dict[str, Any]]:
@@ -192,3 +192,158 @@ def annotation_labels(data: xr.Dataset, analysis: str) -> xr.DataArray:
                          f"or bm.from_annotations); this Dataset has variables "
                          f"{sorted(map(str, data.data_vars))}.")
     return data["label"].transpose("item", "rater")
+
+
+def _match_traits(names: Sequence[str], traits: Sequence[str]) -> dict[str, str]:
+    """Annotation trait name -> dataset trait: exact, case-insensitive, or the one dataset
+    trait that is a case-insensitive prefix of it (``"coherence"`` -> ``"COH"``) or that it
+    is a prefix of."""
+    out: dict[str, str] = {}
+    for name in names:
+        low = name.lower()
+        hits = [t for t in traits if t == name] or [t for t in traits if t.lower() == low] or [
+            t for t in traits if low.startswith(t.lower()) or t.lower().startswith(low)]
+        if len(hits) != 1:
+            what = "matches no" if not hits else f"matches several ({hits}) of the"
+            raise ValueError(f"add_judges: the trait {name!r} of the annotations {what} "
+                             f"traits of data {list(traits)}.")
+        out[name] = hits[0]
+    return out
+
+
+def add_judges(data: xr.Dataset, annotations: xr.Dataset, *,
+               judges: Sequence[str] | None = None, id_split: str = "__") -> xr.Dataset:
+    """Add LLM judges' labels to the ratings of a dataset, as raters beside the humans.
+
+    The annotations' instances name an output and a trait as ``<item><id_split><system>
+    <id_split><trait>`` (the alt-test authors' SummEval layout, e.g.
+    ``"dm-test-8764...__M11__coherence"``); each judge's label becomes its rating of that
+    output and trait. Annotation traits are matched to the data's traits by name, case
+    aside, or by a unique prefix (``"coherence"`` -> ``"COH"``). The result is ``data``
+    with the judges appended on ``rater`` and a boolean coordinate ``is_judge``; outputs a
+    judge did not label stay missing (a judge that rated 16 of 17 systems has NaN on the
+    17th, counted in the returned dataset's ``attrs["judges_missing"]``). Then
+    :func:`bayesmeta.agreement`, :func:`bayesmeta.compare_agreement` and
+    :func:`bayesmeta.rater_bias` see the judges as raters: each judge's severity and
+    thresholds on the human scale.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        A bayesmeta dataset with ordinal ``rating`` (``bm.datasets.summeval()``).
+    annotations : xarray.Dataset
+        Annotations with judges (:func:`read_annotations` of the authors' JSON files).
+    judges : list of str, optional
+        The judges added (default every rater of ``annotations`` with ``is_judge``).
+    id_split : str
+        The separator of the instance ids' three parts.
+
+    Returns
+    -------
+    xarray.Dataset
+
+    Raises
+    ------
+    ValueError
+        For data without ``rating``, an unknown judge, a judge already among the raters,
+        instance ids that do not split into three parts, traits that match no trait of the
+        data, instances naming systems or items the data lacks (non-overlap, with
+        examples), labels that are not integers on the data's scale, or another variable
+        on the ``rater`` dim.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> data = bm.datasets.simulated(n_systems=2, n_items=3, random_seed=0).drop_vars(
+    ...     ["true_loading", "true_threshold"])  # simulation truths on 'rater'
+    >>> sys0, item0 = str(data.system.values[0]), str(data.item.values[0])
+    >>> trait0 = str(data.trait.values[0])
+    >>> ann = bm.read_annotations({"h": {f"{item0}__{sys0}__{trait0}": 3}},
+    ...                           {"gpt": {f"{item0}__{sys0}__{trait0}": 4}})
+    >>> out = bm.add_judges(data, ann)
+    >>> out["rating"].sel(rater="gpt", system=sys0, item=item0, trait=trait0).item()
+    4.0
+    >>> out["is_judge"].values.tolist()[-1]
+    True
+
+    R equivalent: none (a join by hand: ``tidyr::separate`` then ``dplyr::left_join``).
+    """
+    label = annotation_labels(annotations, "add_judges")
+    if not isinstance(data, xr.Dataset) or "rating" not in data:
+        raise ValueError("add_judges needs data with ordinal ratings (a 'rating' variable on "
+                         "(system, item, rater, trait)).")
+    others = [str(v) for v, da in data.data_vars.items() if "rater" in da.dims and v != "rating"]
+    if others:
+        raise ValueError(f"add_judges: variable(s) {others} also lie on 'rater' and have no "
+                         f"value for a judge; drop them first (data.drop_vars({others})).")
+    is_judge = np.asarray(annotations["is_judge"].values, dtype=bool)
+    all_judges = [str(r) for r, j in zip(label["rater"].values, is_judge, strict=True) if j]
+    if judges is None:
+        judges = all_judges
+    else:
+        judges = [judges] if isinstance(judges, str) else [str(j) for j in judges]
+        unknown = [j for j in judges if j not in all_judges]
+        if unknown:
+            raise ValueError(f"add_judges: unknown judge(s) {unknown}; the annotations' "
+                             f"judges are {all_judges}.")
+    if not judges:
+        raise ValueError("add_judges: the annotations hold no judge (is_judge).")
+    raters = [str(r) for r in data["rater"].values]
+    clash = sorted(set(judges) & set(raters))
+    if clash:
+        raise ValueError(f"add_judges: judge(s) {clash} are already raters of data.")
+    if "categories" in label.attrs:
+        raise ValueError(f"add_judges: the judges' labels are text "
+                         f"{label.attrs['categories'][:5]}; ratings need numbers on the "
+                         f"data's scale.")
+    ids = [str(i) for i in label["item"].values]
+    parts = [i.rsplit(id_split, 2) for i in ids]
+    bad = [i for i, p in zip(ids, parts, strict=True) if len(p) != 3]
+    if bad:
+        raise ValueError(f"add_judges: instance id(s) {bad[:3]} do not split into "
+                         f"<item>{id_split}<system>{id_split}<trait> ({len(bad)} in all).")
+    items, systems, tnames = (list(x) for x in zip(*parts, strict=True))
+    tmap = _match_traits(list(dict.fromkeys(tnames)), [str(t) for t in data["trait"].values])
+    known_s = {str(s) for s in data["system"].values}
+    known_i = {str(i) for i in data["item"].values}
+    off = [i for i, s, it in zip(ids, systems, items, strict=True)
+           if s not in known_s or it not in known_i]
+    if off:
+        miss_s = sorted({s for s in systems if s not in known_s})
+        miss_i = sorted({it for it in items if it not in known_i})
+        raise ValueError(f"add_judges: {len(off)} of {len(ids)} instances name outputs the data "
+                         f"lacks (non-overlapping: systems {miss_s[:5]}, items {miss_i[:3]}"
+                         f"{' ...' if len(miss_i) > 3 else ''}); e.g. {off[:2]}.")
+    rating = data["rating"]
+    lo, hi = float(rating.attrs["scale_min"]), float(rating.attrs["scale_max"])
+    sys_pos = {str(s): k for k, s in enumerate(data["system"].values)}
+    item_pos = {str(s): k for k, s in enumerate(data["item"].values)}
+    trait_pos = {str(s): k for k, s in enumerate(data["trait"].values)}
+    si = np.array([sys_pos[s] for s in systems])
+    ii = np.array([item_pos[s] for s in items])
+    ti = np.array([trait_pos[tmap[t]] for t in tnames])
+    shape = (rating.sizes["system"], rating.sizes["item"], len(judges), rating.sizes["trait"])
+    new = np.full(shape, np.nan)
+    for k, judge in enumerate(judges):
+        vals = label.sel(rater=judge).values.astype(float)
+        have = ~np.isnan(vals)
+        v = vals[have]
+        wrong = v[(v != np.round(v)) | (v < lo) | (v > hi)]
+        if wrong.size:
+            raise ValueError(f"add_judges: judge {judge!r} has label(s) {sorted(set(wrong))[:5]} "
+                             f"that are not integers on the data's scale {lo:g}..{hi:g}.")
+        new[si[have], ii[have], k, ti[have]] = v
+    base = rating.transpose("system", "item", "rater", "trait")
+    added = xr.DataArray(new, dims=base.dims, coords={
+        "system": base["system"], "item": base["item"], "trait": base["trait"],
+        "rater": np.array(judges, dtype=object)})
+    combined = xr.concat([base, added], dim="rater")
+    combined.attrs = dict(rating.attrs)
+    out = data.drop_vars("rating").drop_dims("rater", errors="ignore")
+    out["rating"] = combined
+    out = out.assign_coords(is_judge=("rater", np.array([False] * len(raters)
+                                                        + [True] * len(judges))))
+    n_out = shape[0] * shape[1] * shape[3]
+    out.attrs = {**data.attrs, "judges_missing": json.dumps(
+        {j: int(n_out - np.isfinite(new[:, :, k, :]).sum()) for k, j in enumerate(judges)})}
+    return out

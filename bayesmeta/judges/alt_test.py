@@ -32,6 +32,14 @@ import xarray as xr
 from scipy import special, stats
 
 from bayesmeta.data.annotations import annotation_labels
+from bayesmeta.judges.alt_test_model import (
+    bayes_fdr,
+    difference_rows,
+    epsilon_curve,
+    group_units,
+    outcome_codes,
+    theta_draws,
+)
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, equal_tailed, hdi
@@ -44,7 +52,11 @@ __all__ = ["AltTestResult", "alt_test", "benjamini_yekutieli"]
 MIN_INSTANCES = 30
 TESTS = ("t", "wilcoxon", "auto")
 SCORINGS = ("accuracy", "neg_rmse")
-ESTIMANDS = ("winning_rate", "advantage_probability", "rho_judge", "rho_annotator")
+ESTIMATORS = ("bootstrap", "bayes")
+ESTIMANDS = ("winning_rate", "advantage_probability", "rho_judge", "rho_annotator",
+             "advantage_difference")
+#: The margins of the sensitivity curve (estimator="bayes"), with the chosen epsilon added.
+EPSILON_GRID = np.round(np.arange(0.0, 0.401, 0.01), 10)
 
 
 class AltTestWarning(UserWarning):
@@ -53,6 +65,24 @@ class AltTestWarning(UserWarning):
 
 class AltTestResult(Result):
     """The alt-test per judge (see :func:`alt_test`)."""
+
+    def epsilon_curve(self) -> pd.DataFrame:
+        """The decision as a function of epsilon (``estimator="bayes"``): per judge and
+        margin, ``prob_pass`` (:math:`P(\\omega \\ge 0.5)`), the Bayesian and classical
+        winning rates and pass decisions. The posterior does not depend on epsilon, so
+        every margin reads the same draws."""
+        if "epsilon_curve" not in self.extra:
+            raise ValueError("the epsilon curve is computed by alt_test(..., "
+                             "estimator='bayes') with resampling; this result has none.")
+        return self.extra["epsilon_curve"].to_dataframe()
+
+    def plot_epsilon(self, ax: Any = None) -> Any:
+        """Plot :meth:`epsilon_curve`: P(winning rate >= 0.5) and the classical winning
+        rate against epsilon, one colour per judge. Returns the matplotlib Axes."""
+        from bayesmeta.judges.plots import plot_epsilon_curve
+
+        return plot_epsilon_curve(self.epsilon_curve(), epsilon=self.info.get("epsilon"),
+                                  ax=ax)
 
 
 def benjamini_yekutieli(p_values: np.ndarray, q: float) -> np.ndarray:
@@ -168,6 +198,19 @@ def _resampled_p(counts: np.ndarray, wf: np.ndarray, wh: np.ndarray, valid: np.n
     return p
 
 
+def _curve_p_values(k: dict[str, Any], eps: float) -> np.ndarray:
+    """The classical p-values of one judge's annotators at margin ``eps``."""
+    ones = np.ones((1, k["valid"].shape[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = _weighted(ones, k["wf"], k["wh"], k["valid"], eps)[2][0]
+        for j, kind in enumerate(k["tests"]):
+            if kind == "wilcoxon":
+                v = k["valid"][:, j]
+                p[j] = _p_value(k["wh"][v, j] - k["wf"][v, j], eps, kind)
+    return p
+
+
 def alt_test(
     data: xr.Dataset,
     *,
@@ -177,6 +220,8 @@ def alt_test(
     q: float = 0.05,
     test: str = "auto",
     ci_prob: float = CI_PROB,
+    estimator: str = "bootstrap",
+    group: Mapping[str, Any] | Callable[[str], Any] | str | None = None,
     resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
 ) -> AltTestResult:
@@ -219,11 +264,28 @@ def alt_test(
         below (the paper's advice). Fewer than 30 instances always warn.
     ci_prob : float
         Probability of the intervals.
+    estimator : {"bootstrap", "bayes"}
+        Where the posterior columns come from. ``"bootstrap"``: the Bayesian bootstrap over
+        the instances. ``"bayes"``: the Bayesian alt-test
+        (:mod:`bayesmeta.judges.alt_test_model`): a hierarchical Bayesian bootstrap of each
+        annotator's win/tie/loss outcomes, pooled towards the panel, with the posterior
+        winning rate (the share of annotators with :math:`\delta_j < \varepsilon`),
+        ``prob_beats`` :math:`= P(\delta_j < \varepsilon)`, ``prob_pass`` :math:`=
+        P(\omega \ge 0.5)`, the Bayesian false-discovery decision, judge-vs-judge rows
+        ``advantage_difference`` with ``prob_greater`` :math:`= P(\rho_A > \rho_B)`, and
+        the decision against epsilon (:meth:`AltTestResult.epsilon_curve`,
+        :meth:`AltTestResult.plot_epsilon`). The classical columns are the same for both.
+    group : str, mapping or callable, optional
+        The text each instance belongs to, when several instances share one text (a
+        separator: the text is the id before its last occurrence, e.g. ``"__"`` for
+        ``"article7__economic"``; a mapping instance -> text; or a callable on the id).
+        The texts become the units of the bootstrap and of the posterior, so that the
+        instances of one text count as dependent. Default: every instance its own unit.
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000; 0 for point estimates only): percentile-bootstrap
         resamples of the instances (``classical_low``/``classical_high``) and as many
-        Bayesian-bootstrap draws (Dirichlet(1, ..., 1) weights on the instances; ``mean``,
-        ``sd``, ``hdi_low``, ``hdi_high``). The other fields do not apply.
+        posterior draws (``mean``, ``sd``, ``hdi_low``, ``hdi_high``; independent draws,
+        no Markov chain). The other fields do not apply.
     random_seed : int, optional
         Seed of the resampling (drawn and recorded when None).
 
@@ -237,6 +299,9 @@ def alt_test(
         per annotator; ``passes``, ``n_annotators``, ``epsilon``, ``q`` per judge. The
         Bayesian-bootstrap winning rate re-runs the t test with the instance weights as
         frequency weights; it is left out (NaN) when an annotator uses the Wilcoxon test.
+        With ``estimator="bayes"`` also ``prob_beats`` and ``beats_bayes`` per annotator,
+        ``prob_pass``, ``winning_rate_bayes`` and ``passes_bayes`` per judge, and the rows
+        ``advantage_difference`` (``rater`` minus ``rater2``) with ``prob_greater``.
 
     Raises
     ------
@@ -271,6 +336,13 @@ def alt_test(
     >>> round(float(res.summary().loc[("advantage_probability", "gpt", ""), "classical"]), 3)
     1.0
 
+    The Bayesian version (``estimator="bayes"``) on the same data:
+
+    >>> res = bm.alt_test(bm.read_annotations(human, llm), epsilon=0.2, estimator="bayes",
+    ...                   resampling={"n_resamples": 200}, random_seed=1)
+    >>> bool(res.details().loc[("winning_rate", "gpt", ""), "passes_bayes"])
+    True
+
     R equivalent: none (no R package implements the alt-test).
     """
     label = annotation_labels(data, "alt_test")
@@ -285,6 +357,8 @@ def alt_test(
         raise ValueError(f"epsilon must be a number in [-1, 1], got {epsilon!r}.")
     if not 0 < q < 1:
         raise ValueError(f"q must lie strictly between 0 and 1, got {q!r}.")
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be 'bootstrap' or 'bayes', got {estimator!r}.")
     cats = label.attrs.get("categories")
     if scoring == "neg_rmse" and cats is not None:
         raise ValueError("scoring='neg_rmse' needs numeric labels; these are categories "
@@ -308,13 +382,24 @@ def alt_test(
                          f"compare with the others); the data has {len(humans)}: {humans}.")
     opts = resampling_options(resampling, n_resamples=1000)
     n_res = opts.n_resamples
+    if estimator == "bayes" and n_res < 2:
+        raise ValueError(f"estimator='bayes' draws its posterior with resampling's "
+                         f"n_resamples (at least 2), got {n_res}.")
     seed = resolve_seed(random_seed)
     rng = np.random.default_rng(seed)
     y = label.sel(rater=humans).values.astype(float)
     n = y.shape[0]
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_res).astype(float) \
-        if n_res else None
-    bb = rng.dirichlet(np.ones(n), size=n_res) * n if n_res else None
+    units, unit_labels = group_units([str(i) for i in label["item"].values], group)
+    n_units = len(unit_labels)
+    counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_res
+                             ).astype(float)[:, units] if n_res else None
+    bb = unit_w = prior_u = None
+    if n_res and estimator == "bootstrap":
+        bb = (rng.dirichlet(np.ones(n_units), size=n_res) * n_units)[:, units]
+    elif n_res:
+        unit_w = rng.dirichlet(np.ones(n_units), size=n_res)
+        prior_u = rng.random(n_res)
+    kept: dict[str, dict[str, Any]] = {}
 
     rows: list[dict[str, Any]] = []
     low_warned: list[str] = []
@@ -341,16 +426,27 @@ def alt_test(
         rho = float(rho_f.mean())
         draws: dict[str, dict[str, np.ndarray]] = {}
         if n_res:
-            for kind, w in (("boot", counts), ("bayes", bb)):
-                r_f, r_h, p_t = _weighted(w, wf, wh, valid, epsilon)
-                if kind == "boot":
-                    p_b = _resampled_p(w, wf, wh, valid, epsilon, tests, p_t)
-                    wr = benjamini_yekutieli(p_b, q).mean(axis=1)
-                else:
-                    wr = (benjamini_yekutieli(p_t, q).mean(axis=1)
-                          if all(t == "t" for t in tests) else np.full(n_res, np.nan))
-                draws[kind] = {"winning_rate": wr, "advantage_probability": r_f.mean(axis=1),
-                               "rho_judge": r_f, "rho_annotator": r_h}
+            r_f, r_h, p_t = _weighted(counts, wf, wh, valid, epsilon)
+            p_b = _resampled_p(counts, wf, wh, valid, epsilon, tests, p_t)
+            draws["boot"] = {"winning_rate": benjamini_yekutieli(p_b, q).mean(axis=1),
+                             "advantage_probability": r_f.mean(axis=1), "rho_judge": r_f,
+                             "rho_annotator": r_h}
+            if estimator == "bootstrap":
+                r_f, r_h, p_t = _weighted(bb, wf, wh, valid, epsilon)
+                wr = (benjamini_yekutieli(p_t, q).mean(axis=1)
+                      if all(t == "t" for t in tests) else np.full(n_res, np.nan))
+            else:
+                theta = theta_draws(outcome_codes(wf, wh, valid), units, unit_w, rng,
+                                    prior_u=prior_u)
+                r_f = theta[:, :, 0] + theta[:, :, 1]
+                r_h = theta[:, :, 2] + theta[:, :, 1]
+                delta = theta[:, :, 2] - theta[:, :, 0]
+                wr = (delta < epsilon).mean(axis=1)
+                kept[f] = {"delta": delta, "rho": r_f.mean(axis=1), "boot_rho":
+                           draws["boot"]["advantage_probability"], "point": rho,
+                           "wf": wf, "wh": wh, "valid": valid, "tests": tests}
+            draws["bayes"] = {"winning_rate": wr, "advantage_probability": r_f.mean(axis=1),
+                              "rho_judge": r_f, "rho_annotator": r_h}
         point = {"winning_rate": np.array([omega]), "advantage_probability": np.array([rho]),
                  "rho_judge": rho_f, "rho_annotator": rho_h}
         for est, val in point.items():
@@ -376,7 +472,21 @@ def alt_test(
                     row.update(n_instances=int(valid.any(axis=1).sum()),
                                passes=omega >= 0.5, n_annotators=len(humans),
                                epsilon=float(epsilon), q=float(q))
+                if f in kept and est == "rho_judge":
+                    prob = (kept[f]["delta"] < epsilon).mean(axis=0)
+                    row.update(prob_beats=float(prob[j]),
+                               beats_bayes=bool(bayes_fdr(prob, q)[j]))
+                elif f in kept and est == "winning_rate":
+                    prob = (kept[f]["delta"] < epsilon).mean(axis=0)
+                    wr_b = float(bayes_fdr(prob, q).mean())
+                    row.update(prob_pass=float((draws["bayes"]["winning_rate"] >= 0.5).mean()),
+                               winning_rate_bayes=wr_b, passes_bayes=wr_b >= 0.5)
                 rows.append(row)
+    extra: dict[str, xr.DataArray | xr.Dataset] = {}
+    if kept:
+        rows += difference_rows(kept, ci_prob)
+        extra["epsilon_curve"] = epsilon_curve(
+            kept, epsilon, q, EPSILON_GRID, p_values=_curve_p_values, adjust=benjamini_yekutieli)
     frame = pd.DataFrame(rows)
     order = {e: k for k, e in enumerate(ESTIMANDS)}
     frame = frame.iloc[np.argsort([order[e] for e in frame["estimand"]], kind="stable")]
@@ -384,7 +494,7 @@ def alt_test(
     stat_cols = [c for c in ("classical", "classical_low", "classical_high", "mean", "sd",
                              "hdi_low", "hdi_high") if c in frame.columns]
     details = frame.drop(columns=stat_cols)
-    for col in ("rejected", "passes"):
+    for col in ("rejected", "passes", "beats_bayes", "passes_bayes"):
         if col in details:
             details[col] = details[col].astype("boolean")
     notes = [f"epsilon = {epsilon:g}, q = {q:g} (Benjamini-Yekutieli), scoring = "
@@ -396,15 +506,27 @@ def alt_test(
                f"(test='auto' uses the Wilcoxon signed-rank test for them).")
         warnings.warn(msg, AltTestWarning, stacklevel=2)
         notes.append(msg)
+    unit_word = "instances" if group is None else f"texts ({n_units} groups of instances)"
+    posterior = (f"Bayesian bootstrap over {unit_word}" if estimator == "bootstrap" else
+                 f"hierarchical Dirichlet-process model, {unit_word} as units")
     if n_res:
-        notes.append(f"Intervals: percentile bootstrap over instances ({n_res} resamples); "
-                     f"posterior: Bayesian bootstrap over instances ({n_res} draws).")
+        notes.append(f"Intervals: percentile bootstrap over {unit_word} ({n_res} resamples); "
+                     f"posterior: {posterior} ({n_res} independent draws).")
+    if kept:
+        notes.append("Posterior winning_rate: the share of annotators with delta_j < "
+                     "epsilon (delta_j = rho_annotator - rho_judge); prob_beats = P(delta_j "
+                     "< epsilon); beats_bayes/winning_rate_bayes: the Bayesian "
+                     "false-discovery rule at q; prob_pass = P(winning rate >= 0.5); "
+                     "advantage_difference: rho of rater minus rho of rater2, prob_greater "
+                     "= P(rho_rater > rho_rater2). result.epsilon_curve() and "
+                     "result.plot_epsilon() show the decision against epsilon.")
     return AltTestResult(
         frame[stat_cols], title="Alternative annotator test (alt-test)",
         info={"judges": len(judges), "annotators": len(humans), "instances": n,
               "epsilon": epsilon, "q": q},
-        details=details, notes=notes, ci_prob=ci_prob,
+        details=details, extra=extra, notes=notes, ci_prob=ci_prob,
         ci_kind="hdi" if n_res else None,
-        classical_ci_kind="percentile bootstrap (instances)" if n_res else None,
-        posterior="Bayesian bootstrap over instances", random_seed=seed,
+        classical_ci_kind=(f"percentile bootstrap ({'instances' if group is None else 'texts'})"
+                           if n_res else None),
+        posterior=posterior, random_seed=seed,
         data_hash=data_hash(data))

@@ -407,6 +407,11 @@ def rater_bias(
                  .mean(("chain", "draw")),
                  "severity": (derived["severity"] > 0).mean(("chain", "draw"))}
     details = pd.DataFrame({"p_harsher": _column(p_harsher, table.index)}, index=table.index)
+    if "is_judge" in data.coords:  # LLM judges added as raters (bm.add_judges)
+        judge = dict(zip(map(str, data["rater"].values), map(bool, data["is_judge"].values),
+                         strict=True))
+        details["is_judge"] = [judge.get(str(r), False)
+                               for r in table.index.get_level_values("rater")]
     pairwise = pairwise_harsher(derived["threshold"], derived["severity"])
     n_missing = int(np.isnan(design.rating).sum())
     info = {
