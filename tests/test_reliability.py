@@ -313,7 +313,7 @@ def test_consistency_alpha_carries_feldt_interval():
                                1 - (1 - a) * stats.f.ppf(0.05, n - 1, (n - 1) * (k - 1)),
                                rtol=0, atol=1e-12)
     assert tab.xs("sem", level="estimand")["classical_low"].isna().all()
-    assert tab.attrs["classical_ci_kind"] == "Feldt F (alpha)"
+    assert tab.attrs["classical_ci_kind"] == "Feldt F (alpha; none for SEM)"
     assert tab.attrs["classical_ci_prob"] == pytest.approx(0.9)
 
 

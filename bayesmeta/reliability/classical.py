@@ -274,7 +274,8 @@ def consistency(
         ``summary()`` indexed by ``(estimand, variable)`` with estimands ``"alpha"`` and
         ``"sem"``; columns ``classical``, ``classical_low`` and ``classical_high``: with
         subsets the range over them (``classical_ci_kind = "range over random item
-        subsets"``), else Feldt's interval of alpha (``"Feldt F (alpha)"``; NaN for SEM).
+        subsets"``), else Feldt's interval of alpha (NaN for SEM; ``classical_ci_kind =
+        "Feldt F (alpha; none for SEM)"``).
         ``details()``: ``kind`` (metric, rating, judgment), ``n_systems``, ``n_items``,
         ``sd_system_mean``.
 
@@ -365,7 +366,7 @@ def consistency(
         nan = np.full(V, np.nan)
         table["classical_low"] = np.concatenate([lo, nan])
         table["classical_high"] = np.concatenate([hi, nan])
-        kind = "Feldt F (alpha)"
+        kind = "Feldt F (alpha; none for SEM)"
         info["interval"] = ("Feldt (1965) F interval of alpha with n = systems, k = items; "
                             "none for SEM")
     notes = []
