@@ -213,6 +213,29 @@ def test_simulated_report_has_every_section(sim_report):
             assert img.startswith("data:image/png;base64,") and len(img) > 5000, run.key
 
 
+def test_bayes_off_alpha_and_mtmm_tables_carry_classical_intervals(sim_report):
+    """Issue 21, every interval: with --bayes off the alpha (Feldt F) and MTMM (Fisher z)
+    tables have classical intervals around their estimates, and no 'no interval' note."""
+    from bayesmeta.report._render import table_view
+
+    for key, estimands in (("reliability", ["alpha"]), ("mtmm", ["alpha", "correlation"])):
+        run = sim_report.section(key)
+        assert run.status == "ok", run.error
+        table = run.output.tables[0]
+        frame = table.frame
+        assert "hdi_low" not in frame.columns  # bayes off: classical only
+        for est in estimands:
+            rows = frame[frame.index.get_level_values(0) == est]
+            assert len(rows), (key, est)
+            ok = rows["classical"].notna()
+            assert rows.loc[ok, "classical_low"].notna().all(), (key, est)
+            assert (rows.loc[ok, "classical_low"] <= rows.loc[ok, "classical"]).all()
+            assert (rows.loc[ok, "classical"] <= rows.loc[ok, "classical_high"]).all()
+        notes = " ".join(table_view(table)["notes"])
+        assert "no interval" not in notes, key
+        assert "classical_low/high: 94%" in notes, key
+
+
 def test_simulated_report_is_self_contained_and_escaped(sim_report, tmp_path):
     html = sim_report.save(tmp_path / "sim.html").read_text(encoding="utf-8")
     _self_contained(html)

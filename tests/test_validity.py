@@ -44,7 +44,7 @@ def test_mtmm_labels_and_diagonal(simulated):
     tab, det = res.summary(), res.details()
     check_table(tab)
     assert tab.index.names == ["estimand", "variable", "variable2"]
-    assert list(tab.columns) == ["classical"]
+    assert list(tab.columns) == ["classical", "classical_low", "classical_high"]
     diag = tab.xs("alpha", level="estimand")
     assert len(diag) == 12
     assert (diag.index.get_level_values("variable2") == "").all()
@@ -282,3 +282,57 @@ def test_one_mtmm_refuses_options_of_the_other_table(simulated):
     with pytest.raises(ValueError, match="resampling, random_seed apply to mtmm"):
         bm.mtmm(simulated, resampling={"n_resamples": 10}, random_seed=1)
     assert not hasattr(bm, "factor_mtmm")
+
+
+def test_mtmm_pearson_intervals_equal_scipy(simulated):
+    """Each system-level Pearson cell carries the Fisher-z interval of scipy's pearsonr at
+    ci_prob (n = systems with both means); the alpha diagonal carries Feldt's interval."""
+    res = bm.mtmm(simulated, coefficient="pearson", ci_prob=0.9)
+    tab = res.summary()
+    means = simulated["rating"].mean("item")
+    for a, b in [("Rater.1.COH", "Rater.2.COH"), ("Rater.1.COH", "Rater.1.REL"),
+                 ("Rater.3.FLU", "Rater.2.CON")]:
+        ra, ta = a.rsplit(".", 1)
+        rb, tb = b.rsplit(".", 1)
+        x = means.sel(rater=ra, trait=ta).values
+        y = means.sel(rater=rb, trait=tb).values
+        ref = stats.pearsonr(x, y).confidence_interval(confidence_level=0.9)
+        key = ("correlation", a, b) if ("correlation", a, b) in tab.index else (
+            "correlation", b, a)
+        assert tab.loc[key, "classical_low"] == pytest.approx(ref.low, abs=1e-9)
+        assert tab.loc[key, "classical_high"] == pytest.approx(ref.high, abs=1e-9)
+    assert tab.attrs["classical_ci_prob"] == pytest.approx(0.9)
+    assert "Fisher z" in tab.attrs["classical_ci_kind"]
+    diag = tab.xs("alpha", level="estimand")
+    n, k = simulated.sizes["system"], simulated.sizes["item"]
+    a = diag["classical"].to_numpy()
+    # Feldt (1965), closed form with scipy's F quantiles
+    low = 1 - (1 - a) * stats.f.ppf(0.95, n - 1, (n - 1) * (k - 1))
+    high = 1 - (1 - a) * stats.f.ppf(0.05, n - 1, (n - 1) * (k - 1))
+    np.testing.assert_allclose(diag["classical_low"], low, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(diag["classical_high"], high, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["kendall", "spearman"])
+def test_mtmm_rank_intervals_follow_their_fisher_z_variances(simulated, method):
+    """Kendall: var(atanh tau) = 0.437/(n-4) (Fieller, Hartley & Pearson 1957); Spearman:
+    (1 + r^2/2)/(n-3) (Bonett & Wright 2000); closed forms computed here with scipy."""
+    tab = bm.mtmm(simulated, coefficient=method).summary()
+    corr = tab.xs("correlation", level="estimand")
+    r = corr["classical"].to_numpy()
+    n = simulated.sizes["system"]
+    var = 0.437 / (n - 4) if method == "kendall" else (1 + r ** 2 / 2) / (n - 3)
+    q = stats.norm.ppf(0.97)
+    np.testing.assert_allclose(corr["classical_low"], np.tanh(np.arctanh(r) - q * np.sqrt(var)),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(corr["classical_high"],
+                               np.tanh(np.arctanh(r) + q * np.sqrt(var)), rtol=0, atol=1e-12)
+    assert (corr["classical_low"] < corr["classical"]).all()
+    assert (corr["classical"] < corr["classical_high"]).all()
+
+
+def test_mtmm_other_levels_give_no_correlation_interval(simulated):
+    res = bm.mtmm(simulated, level="within_system")
+    corr = res.summary().xs("correlation", level="estimand")
+    assert corr["classical_low"].isna().all()
+    assert any("no Fisher-z interval" in n for n in res.notes)

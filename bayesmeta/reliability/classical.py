@@ -90,6 +90,46 @@ def cronbach_alpha(y: np.ndarray) -> np.ndarray:
         return np.where(undefined, np.nan, J / (J - 1) * (1 - trace / total))
 
 
+def feldt_interval(alpha: float | np.ndarray, n: float | np.ndarray, k: float | np.ndarray,
+                   ci_prob: float = CI_PROB) -> tuple[np.ndarray, np.ndarray]:
+    r"""Feldt's (1965) F-based interval of coefficient alpha from ``n`` examinees (for
+    :func:`consistency`: systems) and ``k`` test items (parts).
+
+    .. math:: \big[\,1 - (1-\hat\alpha)\,F_{1-a/2}(n-1, (n-1)(k-1)),\;
+              1 - (1-\hat\alpha)\,F_{a/2}(n-1, (n-1)(k-1))\,\big], \qquad a = 1 - p
+
+    with :math:`F_q` the q-quantile of the F distribution, from
+    :math:`(1-\alpha)/(1-\hat\alpha) \sim F(n-1, (n-1)(k-1))` under the
+    essentially-parallel model with normal scores. NaN where ``alpha`` is NaN, ``n < 2`` or
+    ``k < 2``.
+
+    Examples
+    --------
+    >>> from bayesmeta.reliability.classical import feldt_interval
+    >>> lo, hi = feldt_interval(0.8, 30, 10, 0.95)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (0.6734, 0.8916)
+
+    R equivalent: ``psych::alpha.ci(alpha, n.obs = n, n.var = k, p.val = 1 - ci_prob)``.
+
+    References
+    ----------
+    Feldt (1965), The approximate sampling distribution of Kuder-Richardson reliability
+    coefficient twenty, Psychometrika 30(3).
+    """
+    ci_prob = check_ci_prob(ci_prob)
+    a = np.asarray(alpha, dtype=float)
+    n = np.asarray(n, dtype=float)
+    k = np.asarray(k, dtype=float)
+    ok = (n >= 2) & (k >= 2) & ~np.isnan(a)
+    df1 = np.where(ok, n - 1, 1.0)
+    df2 = np.where(ok, (n - 1) * (k - 1), 1.0)
+    tail = (1 - ci_prob) / 2
+    low = 1 - (1 - a) * stats.f.ppf(1 - tail, df1, df2)
+    high = 1 - (1 - a) * stats.f.ppf(tail, df1, df2)
+    return np.where(ok, low, np.nan), np.where(ok, high, np.nan)
+
+
 def spearman_brown(reliability: float | np.ndarray, factor: float | np.ndarray) -> np.ndarray:
     r"""Reliability of a test lengthened by ``factor`` (Spearman-Brown prophecy).
 
@@ -197,6 +237,9 @@ def consistency(
     with ``N``; duplicate subsets removed) and ``classical_low`` / ``classical_high`` give
     the central ``ci_prob`` range of each estimand across subsets: how much the consistency
     of a test set of that size depends on which items it holds. Not a confidence interval.
+    With all items, ``classical_low`` / ``classical_high`` of alpha are Feldt's (1965)
+    F-based confidence interval (:func:`feldt_interval`, ``n`` = systems with a score,
+    ``k`` = items); SEM has no interval (NaN).
 
     Parameters
     ----------
@@ -223,14 +266,16 @@ def consistency(
     normalize : bool
         Rank-normalise each variable over all outputs first (MetricEval App. A.2).
     ci_prob : float
-        Probability of the range across subsets.
+        Probability of Feldt's interval (all items) or of the range across subsets.
 
     Returns
     -------
     ConsistencyResult
         ``summary()`` indexed by ``(estimand, variable)`` with estimands ``"alpha"`` and
-        ``"sem"``; column ``classical`` and, with subsets, ``classical_low`` /
-        ``classical_high`` (``classical_ci_kind = "range over random item subsets"``).
+        ``"sem"``; columns ``classical``, ``classical_low`` and ``classical_high``: with
+        subsets the range over them (``classical_ci_kind = "range over random item
+        subsets"``), else Feldt's interval of alpha (NaN for SEM; ``classical_ci_kind =
+        "Feldt F (alpha; none for SEM)"``).
         ``details()``: ``kind`` (metric, rating, judgment), ``n_systems``, ``n_items``,
         ``sd_system_mean``.
 
@@ -311,6 +356,19 @@ def consistency(
         kind = "range over random item subsets"
         info["subsets"] = (f"{K} distinct random subsets of {subsets.shape[1]} items (seed "
                            f"{seed}); classical = mean over subsets")
+    else:
+        # Feldt's F interval of alpha: systems are the examinees (n), items the parts (k);
+        # n counts the systems with at least one observed score of the variable
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            n_sys = (~np.isnan(np.nanmean(y, axis=2))).sum(axis=1)
+        lo, hi = feldt_interval(alphas[:, 0], n_sys, J, ci_prob)
+        nan = np.full(V, np.nan)
+        table["classical_low"] = np.concatenate([lo, nan])
+        table["classical_high"] = np.concatenate([hi, nan])
+        kind = "Feldt F (alpha; none for SEM)"
+        info["interval"] = ("Feldt (1965) F interval of alpha with n = systems, k = items; "
+                            "none for SEM")
     notes = []
     n_missing = int(np.isnan(y).sum())
     if n_missing:
@@ -427,6 +485,7 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 __all__ = [
     "consistency",
     "cronbach_alpha",
+    "feldt_interval",
     "items_needed",
     "rank_normalize",
     "spearman_brown",

@@ -26,7 +26,7 @@ from bayesmeta.correlation.measures import GROUPINGS, measure_draws
 from bayesmeta.data import select
 from bayesmeta.data.schema import owned_traits, validate
 from bayesmeta.options import ResamplingOptions
-from bayesmeta.reliability.classical import cronbach_alpha
+from bayesmeta.reliability.classical import cronbach_alpha, feldt_interval
 from bayesmeta.results import Result
 from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.validity._cells import CELLS
@@ -53,11 +53,18 @@ def correlation(x: np.ndarray, y: np.ndarray, method: str = "kendall") -> float:
     return float(stats.kendalltau(x, y, variant="b")[0])
 
 
-def fisher_interval(r: np.ndarray, n: np.ndarray, ci_prob: float = CI_PROB
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Fisher-z interval of Pearson correlations from ``n`` independent pairs:
-    :math:`\tanh(\operatorname{atanh} r \pm z_{(1+p)/2}/\sqrt{n-3})`; NaN where ``n <= 3``
-    or ``r`` is NaN.
+def fisher_interval(r: np.ndarray, n: np.ndarray, ci_prob: float = CI_PROB, *,
+                    coefficient: str = "pearson") -> tuple[np.ndarray, np.ndarray]:
+    r"""Fisher-z interval of correlations from ``n`` independent pairs:
+    :math:`\tanh(\operatorname{atanh} r \pm z_{(1+p)/2}\,\sigma_z)` with
+
+    * Pearson: :math:`\sigma_z^2 = 1/(n-3)` (Fisher 1921), NaN where ``n <= 3``;
+    * Spearman: :math:`\sigma_z^2 = (1 + r^2/2)/(n-3)` (Bonett & Wright 2000), NaN where
+      ``n <= 3``;
+    * Kendall tau-b: :math:`\sigma_z^2 = 0.437/(n-4)` (Fieller, Hartley & Pearson 1957),
+      NaN where ``n <= 4``;
+
+    and NaN where ``r`` is NaN.
 
     Examples
     --------
@@ -66,15 +73,28 @@ def fisher_interval(r: np.ndarray, n: np.ndarray, ci_prob: float = CI_PROB
     >>> round(float(lo), 4), round(float(hi), 4)
     (0.156, 0.7358)
 
-    R equivalent: ``cor.test(x, y, conf.level = 0.95)$conf.int`` (Fisher z).
+    R equivalent: ``cor.test(x, y, conf.level = 0.95)$conf.int`` (Fisher z, Pearson);
+    ``DescTools::SpearmanRho(x, y, conf.level = 0.95)`` uses 1/(n-3) instead of
+    Bonett & Wright's variance.
     """
+    _check_method(coefficient)
     r = np.asarray(r, dtype=float)
     n = np.asarray(n, dtype=float)
     q = stats.norm.ppf((1 + ci_prob) / 2)
+    lost, scale = {"pearson": (3, 1.0), "spearman": (3, 1.0), "kendall": (4, 0.437)}[
+        coefficient]
     with np.errstate(invalid="ignore", divide="ignore"):
-        se = np.where(n > 3, 1 / np.sqrt(np.where(n > 3, n - 3, 1.0)), np.nan)
+        var = scale / np.where(n > lost, n - lost, 1.0)
+        if coefficient == "spearman":
+            var = var * (1 + r ** 2 / 2)
+        se = np.where(n > lost, np.sqrt(var), np.nan)
         z = np.arctanh(np.clip(r, -1 + 1e-15, 1 - 1e-15))
         return np.tanh(z - q * se), np.tanh(z + q * se)
+
+
+_KINDS = {"pearson": "Feldt F (alpha), Fisher z (correlations)",
+          "spearman": "Feldt F (alpha), Fisher z with Bonett-Wright SE (correlations)",
+          "kendall": "Feldt F (alpha), Fisher z with Fieller SE (correlations)"}
 
 
 def _check_method(method: str) -> None:
@@ -262,7 +282,10 @@ def mtmm(
         Grouping of the off-diagonal correlations (paper 001); MTMM tables are system
         level (default).
     ci_prob : float
-        Recorded for the table (the MTMM cells have no classical interval).
+        Probability of the classical intervals: Feldt's F interval of each alpha
+        (:func:`~bayesmeta.reliability.classical.feldt_interval`, n = systems, k = items)
+        and, at system level, the Fisher-z interval of each correlation
+        (:func:`fisher_interval`, n = systems with both means).
     design : dict or DataFrame, optional
         The variables and their (method, trait): ``{variable: (method, trait)}`` or a frame
         with columns ``variable``, ``method``, ``trait``; variables are metric names,
@@ -293,7 +316,8 @@ def mtmm(
     MTMMResult
         ``summary()`` indexed by ``(estimand, variable, variable2)``: ``("correlation", a,
         b)`` for each pair of variables (upper triangle, in table order) and ``("alpha", a,
-        "")`` for the diagonal, column ``classical``. ``details()``: ``cell`` (Campbell &
+        "")`` for the diagonal, columns ``classical``, ``classical_low``,
+        ``classical_high``. ``details()``: ``cell`` (Campbell &
         Fiske's block), ``evidence`` (MetricEval's label: reliability, convergent,
         divergent, heterotrait-heteromethod), ``trait``, ``method``, ``trait2``,
         ``method2``, ``n`` (systems with both system means for a system-level correlation,
@@ -386,13 +410,29 @@ def mtmm(
                                         "evidence", "trait", "method", "trait2", "method2",
                                         "n"])
     frame.insert(4, "cell", frame["evidence"].map(CELLS))
+    # classical intervals: Feldt's F for the alpha diagonal (systems x items), Fisher z for
+    # a system-level correlation; none for the other levels (outputs are not independent)
+    is_alpha = (frame["estimand"] == "alpha").to_numpy()
+    n = frame["n"].to_numpy(dtype=float)
+    est = frame["classical"].to_numpy(dtype=float)
+    a_lo, a_hi = feldt_interval(est, n, y.shape[2], ci_prob)
+    if level == "system":
+        r_lo, r_hi = fisher_interval(est, n, ci_prob, coefficient=method)
+    else:
+        r_lo = r_hi = np.full(len(frame), np.nan)
+    frame.insert(4, "classical_low", np.where(is_alpha, a_lo, r_lo))
+    frame.insert(5, "classical_high", np.where(is_alpha, a_hi, r_hi))
     frame = frame.set_index(["estimand", "variable", "variable2"])
     scope = "system" if level == "system" else level
+    notes = [] if level == "system" else [
+        f"Only the alpha diagonal has a classical interval: a {level} correlation pools "
+        f"outputs that are not independent, so no Fisher-z interval is given for it."]
     res = MTMMResult(frame, title=f"Multitrait-multimethod table ({scope} level)",
                      info={"data": select.describe(data), "correlation": method,
                            "level": level, "diagonal": "consistency (coefficient alpha)",
                            "scores": "rank-normalised" if normalize else "raw"},
-                     ci_prob=ci_prob)
+                     ci_prob=ci_prob, classical_ci_kind=_KINDS[method] if level == "system"
+                     else "Feldt F (alpha only)", notes=notes)
     res._order = [(t, m) for _, m, t in spec]
     return res
 
