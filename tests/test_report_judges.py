@@ -27,7 +27,7 @@ def _annotations(text: bool = False) -> tuple[dict, dict]:
     rng = np.random.default_rng(3)
     truth = rng.integers(0, 3, 45)
     noisy = lambda p: np.where(rng.random(45) < p, rng.integers(0, 3, 45), truth)  # noqa: E731
-    code = (lambda v: "xyz"[int(v)]) if text else int  # noqa: E731
+    code = (lambda v: "xyz"[int(v)]) if text else int
     human = {h: {f"i{k}": code(v) for k, v in enumerate(noisy(p))}
              for h, p in (("a", 0.2), ("b", 0.3), ("c", 0.4))}
     llm = {"good": {f"i{k}": code(v) for k, v in enumerate(noisy(0.15))},
@@ -136,3 +136,60 @@ def test_section_skipped_without_judges(kind):
     sec = rep.section("judges")
     assert sec.status == "skipped"
     assert why in sec.reason
+
+
+def test_summeval_with_judges_equals_alt_test_on_authors_files():
+    """SummEval + bm.add_judges (the shared data): the section's winning rates and rho equal
+    bm.alt_test on the authors' JSON files (neg_rmse, epsilon 0.2, texts as units)."""
+    from bayesmeta.data.datasets import data_home
+
+    home = data_home()
+    folder = None if home is None else home / "alttest" / "summeval"
+    if folder is None or not (folder / "llm_annotations.json").is_file():
+        pytest.skip("alttest/summeval not found (set BAYESMETA_DATA).")
+    ann = bm.read_annotations(folder / "human_annotations.json",
+                              folder / "llm_annotations.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        joined = bm.add_judges(bm.datasets.summeval(), ann)
+    rep = bm.report(joined, sections=["judges"], random_seed=SEED,
+                    resampling={"n_resamples": 20}, progress=False)
+    sec = rep.section("judges")
+    assert sec.status == "ok", sec.error
+    tab = sec.output.tables[0].frame
+    ref = bm.alt_test(ann, epsilon=0.2, scoring="neg_rmse", group="__",
+                      resampling={"n_resamples": 0})
+    s = ref.summary()
+    judges = [str(r) for r, j in zip(ann["rater"].values, ann["is_judge"].values,
+                                     strict=True) if j]
+    assert list(tab.index) == judges
+    for judge in judges:
+        assert abs(tab.loc[judge, "winning_rate"]
+                   - s.loc[("winning_rate", judge, ""), "classical"]) < TOL
+        assert abs(tab.loc[judge, "rho"]
+                   - s.loc[("advantage_probability", judge, ""), "classical"]) < TOL
+
+
+def test_section_passes_the_report_options_to_alt_test(monkeypatch):
+    """ci_prob, resampling (all its fields), random_seed reach every alt_test call; bayes
+    adds the estimator="bayes" call."""
+    import bayesmeta.judges as judges_pkg
+
+    seen = []
+    real = judges_pkg.alt_test
+
+    def spy(data, **kwargs):
+        seen.append(kwargs)
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(judges_pkg, "alt_test", spy)
+    human, llm = _annotations(text=True)
+    given = {"n_resamples": 20, "n_permutations": 19}
+    rep = bm.report(bm.read_annotations(human, llm), sections=["judges"], ci_prob=0.8,
+                    random_seed=5, resampling=given, bayes="fast", progress=False)
+    assert rep.section("judges").status == "ok"
+    assert [k.get("estimator", "bootstrap") for k in seen] == ["bootstrap", "bayes"]
+    for k in seen:
+        assert k["ci_prob"] == 0.8 and k["random_seed"] == 5 and k["epsilon"] == 0.2
+        opts = k["resampling"]
+        assert (opts.n_resamples, opts.n_permutations) == (20, 19)

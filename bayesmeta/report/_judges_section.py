@@ -127,7 +127,7 @@ def _best_two(verdicts: pd.DataFrame, bayes: Any) -> tuple[str, str, float] | No
 def judges_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """The alt-test of every judge against the human panel, classical and (with ``bayes``
     other than off) Bayesian, with epsilon = :data:`EPSILON`."""
-    from bayesmeta.judges.alt_test import alt_test
+    from bayesmeta.judges import alt_test
     from bayesmeta.report.sections import block, plain
 
     got = _inputs(ds, ctx)
@@ -135,7 +135,7 @@ def judges_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return got
     data, scoring, group, what = got
     opts = {"epsilon": EPSILON, "scoring": scoring, "group": group, "ci_prob": ctx.ci_prob,
-            "resampling": {"n_resamples": ctx.n_resamples}, "random_seed": ctx.random_seed}
+            "resampling": ctx.resampling, "random_seed": ctx.random_seed}
     notes = [f"epsilon = {EPSILON:g}: the paper's margin for expert annotators (Calderon, "
              f"Reichart & Dror 2025; 0.15 for skilled annotators, 0.1 for crowd-workers); "
              f"call bm.alt_test(..., epsilon=) for another. Scoring: {scoring}; instances: "
