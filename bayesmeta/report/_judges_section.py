@@ -18,7 +18,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.report._core import Context, Finding, Section, SectionOutput, Skipped
+from bayesmeta.report._core import (
+    Context,
+    Finding,
+    Section,
+    SectionOutput,
+    Skipped,
+    TableBlock,
+)
 
 __all__ = ["EPSILON", "JUDGES_SECTION", "judge_annotations", "judges_section"]
 
@@ -85,6 +92,12 @@ def _inputs(ds: xr.Dataset, ctx: Context) -> tuple[xr.Dataset, str, str | None, 
                    "ratings on (system, item, rater, trait) (variable 'rating')")
 
 
+def _table(result: Any, caption: str) -> TableBlock:
+    """A result's summary as a table block (the alt-test draws are exact, never a preview)."""
+    frame = result.summary()
+    return TableBlock(caption, frame, signature=result.signature(), total_rows=len(frame))
+
+
 def _verdicts(classical: Any, bayes: Any | None) -> pd.DataFrame:
     """One row per judge: the classical verdict and, when given, the Bayesian one."""
     tab, det = classical.summary(), classical.details()
@@ -128,7 +141,6 @@ def judges_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """The alt-test of every judge against the human panel, classical and (with ``bayes``
     other than off) Bayesian, with epsilon = :data:`EPSILON`."""
     from bayesmeta.judges import alt_test
-    from bayesmeta.report.sections import block, plain
 
     got = _inputs(ds, ctx)
     if isinstance(got, Skipped):
@@ -146,12 +158,12 @@ def judges_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         bayes = alt_test(data, estimator="bayes", **opts) if ctx.bayes != "off" else None
     notes += sorted({str(w.message) for w in caught})
     verdicts = _verdicts(res, bayes)
-    tables = [plain(verdicts, "Each judge's verdict (alt-test, epsilon = "
-                                        f"{EPSILON:g})", notes=notes),
-              block(res, ctx, f"{res.title} (classical; posterior: Bayesian bootstrap)")]
+    tables = [TableBlock(f"Each judge's verdict (alt-test, epsilon = {EPSILON:g})", verdicts,
+                         notes=notes),
+              _table(res, f"{res.title} (classical; posterior: Bayesian bootstrap)")]
     results = [res]
     if bayes is not None:
-        tables.append(block(bayes, ctx, f"{bayes.title} (Bayesian alt-test)"))
+        tables.append(_table(bayes, f"{bayes.title} (Bayesian alt-test)"))
         results.append(bayes)
     passing = [j for j, p in verdicts["passes"].items() if p]
     top = verdicts["rho"].idxmax()
