@@ -28,6 +28,7 @@ from bayesmeta.report._core import (
     TableBlock,
     steps,
 )
+from bayesmeta.report._judges_section import JUDGES_SECTION
 from bayesmeta.validity.plots import plot_mtmm_matrix
 
 __all__ = ["SECTIONS", "default_sections"]
@@ -824,6 +825,7 @@ SECTIONS: list[Section] = [
             reference_free_section, options=("ci_prob", "resampling", "random_seed")),
     Section("rater", "Rater diagnosis", rater_section, bayesian=True,
             options=("ci_prob", "random_seed", "bayes")),
+    JUDGES_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
             options=("ci_prob", "random_seed", "bayes")),
 ]
