@@ -116,6 +116,13 @@ def test_section_on_ratings_with_judges_equals_alt_test_on_json_layout():
     opts = dict(epsilon=0.2, scoring="neg_rmse", group="__",
                 resampling={"n_resamples": N_RES}, random_seed=SEED)
     _check(sec, bm.alt_test(ann, **opts), bm.alt_test(ann, estimator="bayes", **opts))
+    # the ordinal CFA is of the human panel: the judges (here "good", "poor") are left out
+    # of its factor model instead of failing on their names
+    cfa_sec = bm.report(joined, sections=["cfa"], random_seed=SEED,
+                        progress=False).section("cfa")
+    assert cfa_sec.status == "ok", cfa_sec.error
+    text = cfa_sec.output.tables[0].frame.to_string()
+    assert "Rater.1" in text and "good" not in text and "poor" not in text
 
 
 @pytest.mark.parametrize("kind", ["ratings", "no_judge", "one_human"])
