@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["add_judges", "annotation_labels", "from_annotations", "read_annotations"]
+__all__ = ["add_judges", "annotation_labels", "from_annotations", "humans_and_judges",
+           "read_annotations"]
 
 
 def _load(obj: str | Path | Mapping[str, Any], what: str) -> dict[str, dict[str, Any]]:
@@ -192,6 +193,15 @@ def annotation_labels(data: xr.Dataset, analysis: str) -> xr.DataArray:
                          f"or bm.from_annotations); this Dataset has variables "
                          f"{sorted(map(str, data.data_vars))}.")
     return data["label"].transpose("item", "rater")
+
+
+def humans_and_judges(data: xr.Dataset) -> tuple[list[str], list[str]]:
+    """The rater labels of the human annotators and of the judges (``is_judge``), in the
+    order of the ``rater`` dim."""
+    raters = [str(r) for r in data["rater"].values]
+    flags = np.asarray(data["is_judge"].values, dtype=bool)
+    return ([r for r, j in zip(raters, flags, strict=True) if not j],
+            [r for r, j in zip(raters, flags, strict=True) if j])
 
 
 def _match_traits(names: Sequence[str], traits: Sequence[str]) -> dict[str, str]:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.data.annotations import annotation_labels
+from bayesmeta.data.annotations import annotation_labels, humans_and_judges
 
 
 @dataclass
@@ -58,10 +58,7 @@ def _from_annotations(data: xr.Dataset, judge: str | None, human: str | Sequence
         raise TypeError(f"debiased_mean needs numeric labels; these are categories "
                         f"{list(cats)[:5]}. Code them as numbers (e.g. yes = 1, no = 0) and "
                         f"read them with bm.from_annotations.")
-    raters = [str(r) for r in label["rater"].values]
-    is_judge = np.asarray(data["is_judge"].values, dtype=bool)
-    judges = [r for r, j in zip(raters, is_judge, strict=True) if j]
-    humans = [r for r, j in zip(raters, is_judge, strict=True) if not j]
+    humans, judges = humans_and_judges(data)
     if judge is None:
         if len(judges) != 1:
             raise ValueError(f"judge= must name the judge whose scores are debiased; the "

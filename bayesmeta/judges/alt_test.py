@@ -31,7 +31,7 @@ import pandas as pd
 import xarray as xr
 from scipy import special, stats
 
-from bayesmeta.data.annotations import annotation_labels
+from bayesmeta.data.annotations import annotation_labels, humans_and_judges
 from bayesmeta.judges.alt_test_model import (
     bayes_fdr,
     difference_rows,
@@ -363,10 +363,7 @@ def alt_test(
     if scoring == "neg_rmse" and cats is not None:
         raise ValueError("scoring='neg_rmse' needs numeric labels; these are categories "
                          f"{list(cats)[:5]}.")
-    is_judge = np.asarray(data["is_judge"].values, dtype=bool)
-    raters = [str(r) for r in label["rater"].values]
-    humans = [r for r, jd in zip(raters, is_judge, strict=True) if not jd]
-    all_judges = [r for r, jd in zip(raters, is_judge, strict=True) if jd]
+    humans, all_judges = humans_and_judges(data)
     if judges is None:
         judges = all_judges
     else:
