@@ -763,7 +763,9 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     traits = _rating_traits(ds, ctx)
     if "is_judge" in ds.coords and bool(ds["is_judge"].any()):
         # the factor model is of the human panel; LLM judges have their own section
-        ds = ds.sel(rater=~ds["is_judge"].values.astype(bool))
+        from bayesmeta.data.annotations import humans_and_judges
+
+        ds = ds.sel(rater=humans_and_judges(ds)[0])
     if _n(ds, "rater") < 2 or not traits:
         return Skipped("a factor model of ratings needs at least 2 raters per trait")
     if len(traits) == 1 and _n(ds, "rater") < 3:
