@@ -130,6 +130,51 @@ def feldt_interval(alpha: float | np.ndarray, n: float | np.ndarray, k: float | 
     return np.where(ok, low, np.nan), np.where(ok, high, np.nan)
 
 
+def sem_interval(sem: float | np.ndarray, n: float | np.ndarray, k: float | np.ndarray,
+                 ci_prob: float = CI_PROB) -> tuple[np.ndarray, np.ndarray]:
+    r"""Chi-square confidence interval of the SEM of a system mean from ``n`` systems and
+    ``k`` items (the model of :func:`feldt_interval`).
+
+    With complete data, :math:`s_X^2(1-\hat\alpha) = \mathrm{MS}_e / k`, the residual mean
+    square of the two-way (system x item) ANOVA over the number of items, so
+    :math:`\nu\,\widehat{\mathrm{SEM}}^2 / \mathrm{SEM}^2 \sim \chi^2_\nu` with
+    :math:`\nu = (n-1)(k-1)` under the additive model with normal errors that gives Feldt's
+    interval of alpha:
+
+    .. math:: \Big[\,\widehat{\mathrm{SEM}}\sqrt{\nu / \chi^2_{\nu,\,1-a/2}},\;
+              \widehat{\mathrm{SEM}}\sqrt{\nu / \chi^2_{\nu,\,a/2}}\,\Big],
+              \qquad a = 1 - p.
+
+    NaN where ``sem`` is NaN, ``n < 2`` or ``k < 2``. With pairwise-complete missing
+    cells, ``n`` counts the systems with a score and the interval is approximate.
+
+    Examples
+    --------
+    >>> from bayesmeta.reliability.classical import sem_interval
+    >>> lo, hi = sem_interval(0.1, 17, 100, 0.95)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (0.0966, 0.1036)
+
+    R equivalent: ``sem * sqrt(nu / qchisq(c(1 - a / 2, a / 2), nu))`` with
+    ``nu = (n - 1) * (k - 1)``.
+
+    References
+    ----------
+    Burdick and Graybill (1992), *Confidence Intervals on Variance Components*, Sec. 2
+    (the interval of an error variance from its mean square).
+    """
+    ci_prob = check_ci_prob(ci_prob)
+    sem = np.asarray(sem, dtype=float)
+    n = np.asarray(n, dtype=float)
+    k = np.asarray(k, dtype=float)
+    ok = (n >= 2) & (k >= 2) & ~np.isnan(sem)
+    nu = np.where(ok, (n - 1) * (k - 1), 1.0)
+    tail = (1 - ci_prob) / 2
+    low = sem * np.sqrt(nu / stats.chi2.ppf(1 - tail, nu))
+    high = sem * np.sqrt(nu / stats.chi2.ppf(tail, nu))
+    return np.where(ok, low, np.nan), np.where(ok, high, np.nan)
+
+
 def spearman_brown(reliability: float | np.ndarray, factor: float | np.ndarray) -> np.ndarray:
     r"""Reliability of a test lengthened by ``factor`` (Spearman-Brown prophecy).
 
@@ -239,7 +284,9 @@ def consistency(
     of a test set of that size depends on which items it holds. Not a confidence interval.
     With all items, ``classical_low`` / ``classical_high`` of alpha are Feldt's (1965)
     F-based confidence interval (:func:`feldt_interval`, ``n`` = systems with a score,
-    ``k`` = items); SEM has no interval (NaN).
+    ``k`` = items) and those of SEM the chi-square interval of the same model
+    (:func:`sem_interval`: :math:`\mathrm{SEM}^2` is the ANOVA's residual mean square over
+    the number of items).
 
     Parameters
     ----------
@@ -274,8 +321,8 @@ def consistency(
         ``summary()`` indexed by ``(estimand, variable)`` with estimands ``"alpha"`` and
         ``"sem"``; columns ``classical``, ``classical_low`` and ``classical_high``: with
         subsets the range over them (``classical_ci_kind = "range over random item
-        subsets"``), else Feldt's interval of alpha (NaN for SEM; ``classical_ci_kind =
-        "Feldt F (alpha; none for SEM)"``).
+        subsets"``), else Feldt's interval of alpha and the chi-square interval of SEM
+        (``classical_ci_kind = "Feldt F (alpha), chi-square (SEM)"``).
         ``details()``: ``kind`` (metric, rating, judgment), ``n_systems``, ``n_items``,
         ``sd_system_mean``.
 
@@ -363,12 +410,13 @@ def consistency(
             warnings.simplefilter("ignore", RuntimeWarning)
             n_sys = (~np.isnan(np.nanmean(y, axis=2))).sum(axis=1)
         lo, hi = feldt_interval(alphas[:, 0], n_sys, J, ci_prob)
-        nan = np.full(V, np.nan)
-        table["classical_low"] = np.concatenate([lo, nan])
-        table["classical_high"] = np.concatenate([hi, nan])
-        kind = "Feldt F (alpha; none for SEM)"
-        info["interval"] = ("Feldt (1965) F interval of alpha with n = systems, k = items; "
-                            "none for SEM")
+        s_lo, s_hi = sem_interval(sems[:, 0], n_sys, J, ci_prob)
+        table["classical_low"] = np.concatenate([lo, s_lo])
+        table["classical_high"] = np.concatenate([hi, s_hi])
+        kind = "Feldt F (alpha), chi-square (SEM)"
+        info["interval"] = ("Feldt (1965) F interval of alpha and the chi-square interval of "
+                            "SEM^2 = MS_residual / k, df (n - 1)(k - 1), with n = systems, "
+                            "k = items")
     notes = []
     n_missing = int(np.isnan(y).sum())
     if n_missing:
