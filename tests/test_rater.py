@@ -341,15 +341,15 @@ def test_sampler_options_and_drawn_seed(small):
     res, calls = _run_mocked(small, traits=["COH"], sampling={"draws": 123, "chains": 3})
     opts = calls[0]["options"]
     assert (opts.draws, opts.chains, opts.tune, opts.sampler) == (123, 3, 1000, "nutpie")
+    # no seed given: one is drawn, used and recorded, so the fit can be repeated
+    seed = res.provenance["random_seed"]
+    assert isinstance(seed, int) and calls[0]["random_seed"] == seed
+    assert res.provenance["data_hash"] == bm.results.data_hash(small)
     # this model's own default: the low-rank mass matrix; the user's choice overrides it
     assert opts.mass_matrix == "low_rank"
     _, calls = _run_mocked(small, traits=["COH"], sampling={"mass_matrix": "diag"},
                            random_seed=2)
     assert calls[0]["options"].mass_matrix == "diag"
-    # no seed given: one is drawn, used and recorded, so the fit can be repeated
-    seed = res.provenance["random_seed"]
-    assert isinstance(seed, int) and calls[0]["random_seed"] == seed
-    assert res.provenance["data_hash"] == bm.results.data_hash(small)
     _, calls = _run_mocked(small, traits=["COH"], sampling="fast", random_seed=2)
     assert calls[0]["options"].fast and calls[0]["options"].draws == 300
     _, calls = _run_mocked(small, traits=["COH"], sampling={"draws": 40, "tune": 30},
