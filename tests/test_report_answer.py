@@ -233,3 +233,18 @@ def test_budget_argument_is_checked(small):
     with pytest.raises(ValueError, match="budget"):
         bm.report(small, sections=["data"], budget=-1)
     assert isinstance(small, xr.Dataset)
+
+
+def test_budget_counts_the_agreement_section_by_its_size():
+    """The agreement section's estimate grows linearly with resamples and raters (its
+    cost model: resamples x outputs x raters x traits), so a panel of LLM judges added
+    to the experts is counted, not a fixed second."""
+    from bayesmeta.report._budget import SEC_AGREE, SEC_FIXED, estimate
+
+    ds = bm.datasets.simulated(n_systems=6, n_items=10)
+    n = 6 * 10 * ds.sizes["rater"] * ds.sizes["trait"]
+    per, _ = estimate(ds, [], ["agreement"], n_resamples=500, n_permutations=0)
+    assert per["agreement"] == pytest.approx(SEC_FIXED + SEC_AGREE * 500 * n, rel=1e-12)
+    per2, _ = estimate(ds, [], ["agreement"], n_resamples=1000, n_permutations=0)
+    assert per2["agreement"] - SEC_FIXED == pytest.approx(2 * (per["agreement"] - SEC_FIXED),
+                                                          rel=1e-12)

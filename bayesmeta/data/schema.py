@@ -31,6 +31,14 @@ Coordinates on ``metric`` (optional): ``metric_trait`` (the trait a metric is me
 measure), ``reference_based`` (bool), ``inputs`` (``"src"``, ``"ref"``, ``"src+ref"`` or
 ``""``).
 
+Coordinates on ``rater`` (optional): ``is_judge`` (bool, an LLM judge; see
+:func:`bayesmeta.add_judges`) and ``panel`` (str, the rater's panel: experts and crowd
+workers, or the round of a repeated rating with each round's raters under their own labels;
+the report's agreement section compares panels with :func:`bayesmeta.compare_agreement`).
+Optional attr ``level_of_measurement`` of ``rating`` (``"nominal"``, ``"ordinal"`` or
+``"interval"``): the level the report's agreement section uses instead of the one it reads
+from the scale (2 points nominal, 3 to 10 ordinal, more interval).
+
 A dataset may hold a single system (a file of outputs with no system label, as many
 meta-evaluation files are) or a single item: analyses that need variation across systems or
 items say so when they get too few.

@@ -56,7 +56,9 @@ def report(
 ) -> Report:
     """The uncertainty-aware metric report of a dataset.
 
-    Runs every section (data and design, reliability, agreement, MTMM, concurrent validity,
+    Runs every section (data and design, reliability, agreement with the coefficients of
+    the data's level of measurement and the differences between rater panels (a ``panel``
+    coordinate on ``rater``, or humans and LLM judges), MTMM, concurrent validity,
     correlation measures with P(A beats B), discriminative power and ranking consistency,
     rater diagnosis, ordinal CFA) and collects their tables (classical and Bayesian side by
     side, intervals drawn as intervals), plots, two-line readings and timings. The page

@@ -65,6 +65,11 @@ SEC_ROW = 5e-3
 #: Seconds of a section without resampling (reading, plotting): 0.7 to 1.4 s each on the
 #: SummEval report (load 20).
 SEC_FIXED = 1.0
+#: Seconds per (resample x output x rater x trait) of the agreement section: SummEval's 3
+#: experts x 4 traits x 1,700 outputs with 1,000 resamples took 4.2 s, with its 6 LLM judges
+#: as a second panel and the panel comparison 12.0 s (load 8-9;
+#: ``benchmarks/bench_report_agreement.py``).
+SEC_AGREE = 2.1e-7
 #: Measures per trait of the report's coefficient (system, global, within system and item).
 N_MEASURES = 4
 #: Measures of discriminative power and ranking consistency (``measures="all"``).
@@ -132,6 +137,9 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
                 sec += t * (2 * r * m * boot / 16 + m * SEC_ROW)  # SummEval (100 resamples)
             elif key == "data":
                 sec += m * SEC_ROW
+        if key == "agreement" and ("rating" in data or "label" in data):
+            n_traits = int(data.sizes.get("trait", 1))
+            sec += SEC_AGREE * r * n * int(data.sizes.get("rater", 0)) * n_traits
         out[key] = sec
     return out, float(matrix * BYTES_MATRIX) if has_scores and m >= 2 else 0.0
 

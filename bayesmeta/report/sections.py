@@ -18,7 +18,16 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.plots import estimate_column, plot_table_heatmap
+from bayesmeta.report._agreement_section import AGREEMENT_SECTION
 from bayesmeta.report._answer import best_metrics
+from bayesmeta.report._blocks import (
+    _estimands,
+    _label,
+    block,
+    extremes,
+    forest,
+    plain,
+)
 from bayesmeta.report._core import (
     Context,
     Finding,
@@ -33,15 +42,8 @@ from bayesmeta.validity.plots import plot_mtmm_matrix
 
 __all__ = ["SECTIONS", "default_sections"]
 
-#: Rows of a forest plot (the first estimand only beyond that).
-FOREST_ROWS = 40
 #: Metrics of the P(beats) heatmap (the best by expected rank; the full matrix is a table).
 HEATMAP_METRICS = 30
-#: The agreement coefficients of the report (``agreement_coefficients`` names): the first
-#: is the one the reading and the answer quote.
-AGREEMENT = ("krippendorff_ordinal", "krippendorff_interval", "icc_twoway_agreement_average")
-#: Krippendorff's threshold below which conclusions from single raters are tentative.
-ALPHA_TENTATIVE = 0.667
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -65,100 +67,6 @@ def _no_ratings_reason(ds: xr.Dataset) -> str:
         return ("the data has continuous human scores (variable 'judgment', e.g. averages "
                 "over annotators) and no ordinal ratings by rater")
     return "the data has no ordinal ratings by rater (variable 'rating')"
-
-
-def _label(idx: Any) -> str:
-    """A row's design labels (after the estimand) joined with " / "."""
-    parts = idx if isinstance(idx, tuple) else (idx,)
-    return " / ".join(str(p) for p in parts[1:] if str(p) != "") or str(parts[0])
-
-
-def _interval(row: pd.Series, column: str | None = None) -> str:
-    """The interval that goes with ``column`` (``"mean"``: the posterior interval;
-    ``"classical"``: the classical one; None: whichever exists, posterior first)."""
-    pairs = {"mean": [("hdi_low", "hdi_high")],
-             "classical": [("classical_low", "classical_high")]}.get(
-        str(column), [("hdi_low", "hdi_high"), ("classical_low", "classical_high")])
-    for lo, hi in pairs:
-        if lo in row and pd.notna(row[lo]) and pd.notna(row[hi]):
-            return f" [{row[lo]:.2f}, {row[hi]:.2f}]"
-    return ""
-
-
-#: How a reading names the number it quotes (issue 21: the same Kendall was 0.86 in one
-#: section and 0.77 in another, a classical estimate and a posterior mean, unlabelled).
-KIND = {"mean": "posterior mean", "classical": "classical estimate"}
-
-
-def extremes(frame: pd.DataFrame, estimand: str | None = None, *, what: str = "",
-             higher: str = "highest", lower: str = "lowest", column: str | None = None) -> str:
-    """One plain-language line naming the rows with the highest and lowest estimate of an
-    estimand, with their intervals."""
-    if frame.empty:
-        return ""
-    est = frame.index.get_level_values(0)
-    if estimand is None:
-        estimand = str(est[0])
-    sub = frame[est == estimand]
-    col = column if column in sub.columns else estimate_column(sub)
-    if col is None or sub[col].notna().sum() == 0:
-        return ""
-    s = sub[col].astype(float)
-    top, bottom = s.idxmax(), s.idxmin()
-    name = what or estimand
-    line = (f"{name} ({KIND[col]}): {higher} {_label(top)} {s[top]:.2f}"
-            f"{_interval(sub.loc[top], col)}")
-    if bottom != top:
-        line += (f"; {lower} {_label(bottom)} {s[bottom]:.2f}"
-                 f"{_interval(sub.loc[bottom], col)}")
-    return line + "."
-
-
-def block(result: Any, ctx: Context, caption: str | None = None, *,
-          rows: Any = None, rank: bool = False) -> TableBlock:
-    """A result's summary as a table block (optionally a subset of its rows), marked as a
-    preview when it comes from a ``bayes="fast"`` fit."""
-    frame = result.summary()
-    attrs = dict(frame.attrs)
-    total = len(frame)
-    if rows is not None:
-        frame = frame[rows]
-        frame.attrs = attrs
-    prov = getattr(result, "provenance", {}) or {}
-    mcmc = "r_hat" in frame.columns or "sampler" in prov
-    preview = bool(int(prov.get("fast", 0) or 0)) or (ctx.bayes == "fast" and mcmc)
-    notes = []
-    if rows is not None and len(frame) < total:
-        notes.append(f"{len(frame)} of the result's {total} rows shown here.")
-    if preview:
-        notes.append("--bayes fast: a preview with capped draws; rerun with --bayes full "
-                     "before reporting these numbers.")
-    return TableBlock(caption or getattr(result, "title", ""), frame, notes=notes,
-                      signature=result.signature() if hasattr(result, "signature") else "",
-                      preview=preview, total_rows=len(frame), rank=rank)
-
-
-def plain(frame: pd.DataFrame, caption: str, notes: list[str] | None = None) -> TableBlock:
-    """A plain table (no estimates), e.g. sizes or missing counts."""
-    return TableBlock(caption, frame, notes=list(notes or []))
-
-
-def forest(result: Any, estimand: str | None = None, title: str | None = None) -> Any:
-    """Forest plot (classical and posterior intervals) of one estimand of a result."""
-    from bayesmeta.plots import plot_forest
-    from bayesmeta.results import TableView
-
-    table = result.summary()
-    est = table.index.get_level_values(0)
-    estimand = str(est[0]) if estimand is None else estimand
-    sub = table[est == estimand].iloc[:FOREST_ROWS].copy()
-    sub.index = pd.Index([_label(i) for i in sub.index])
-    view = TableView(sub, title or f"{result.title}: {estimand}", result.ci_prob)
-    return plot_forest(view).figure
-
-
-def _estimands(result: Any) -> list[str]:
-    return [str(e) for e in pd.unique(result.summary().index.get_level_values(0))]
 
 
 # ----------------------------------------------------------------------------- sections
@@ -325,43 +233,6 @@ def reliability_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped
                      "stability, decision-study curve) runs with --bayes fast or full.")
     return SectionOutput("Reliability", tables, figures,
                          "\n".join(r for r in reading if r), methods, results, notes)
-
-
-def agreement_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
-    """Inter-rater agreement (Krippendorff's alpha, ICC) per trait, with bootstrap intervals
-    and Bayesian-bootstrap posteriors (``agreement_coefficients``)."""
-    from bayesmeta.agreement import agreement_coefficients
-
-    if not _has_ratings(ds):
-        return Skipped(_no_ratings_reason(ds))
-    if _n(ds, "rater") < 2:
-        return Skipped(f"agreement needs at least 2 raters; the data has {_n(ds, 'rater')}")
-    traits = _rating_traits(ds, ctx) or None
-    res = agreement_coefficients(ds, coefficients=list(AGREEMENT), traits=traits,
-                                 ci_prob=ctx.ci_prob, resampling=ctx.resampling,
-                                 random_seed=ctx.random_seed)
-    first = _estimands(res)[0]
-    reading = extremes(res.summary(), what=f"Agreement ({first})", higher="highest",
-                       lower="lowest", column="classical")
-    reading += ("\nValues near 1 mean the raters are interchangeable; below about 0.67 "
-                "(Krippendorff) conclusions from single raters are tentative.")
-    frame = res.summary()
-    sub = frame[frame.index.get_level_values(0) == first]
-    col = "classical" if "classical" in sub.columns else estimate_column(sub)
-    findings = []
-    if col is not None:
-        low = sub[sub[col] < ALPHA_TENTATIVE]
-        if len(low):
-            findings.append(Finding("raters", f"The raters disagree ({first} below "
-                                    f"{ALPHA_TENTATIVE:.2f}) on: " + "; ".join(
-                                        f"{_label(i)} {v:.2f}{_interval(low.loc[i], col)}"
-                                        for i, v in low[col].items())
-                                    + ". Conclusions from a single rater are tentative there."))
-        else:
-            findings.append(Finding("raters", f"The raters agree ({first} at least "
-                                    f"{ALPHA_TENTATIVE:.2f} on every trait)."))
-    return SectionOutput("Agreement between raters", [block(res, ctx)], [forest(res)], reading,
-                         [agreement_coefficients], [res], findings=findings)
 
 
 def _split_label(label: str) -> tuple[str, str]:
@@ -816,8 +687,7 @@ SECTIONS: list[Section] = [
     Section("data", "Data and design", data_section, options=()),
     Section("reliability", "Reliability", reliability_section,
             options=("ci_prob", "random_seed", "bayes")),
-    Section("agreement", "Agreement between raters", agreement_section,
-            options=("ci_prob", "resampling", "random_seed")),
+    AGREEMENT_SECTION,
     Section("mtmm", "Multitrait-multimethod (MTMM)", mtmm_section,
             options=("coefficient", "ci_prob")),
     Section("concurrent_validity", "Concurrent validity", concurrent_validity_section,
