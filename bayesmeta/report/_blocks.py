@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+import xarray as xr
 
 from bayesmeta.plots import estimate_column
 from bayesmeta.report._core import Context, TableBlock
@@ -111,3 +112,26 @@ def forest(result: Any, estimand: str | None = None, title: str | None = None) -
 
 def _estimands(result: Any) -> list[str]:
     return [str(e) for e in pd.unique(result.summary().index.get_level_values(0))]
+
+
+# ----------------------------------------------------------------------------- ratings
+def _n(ds: xr.Dataset, dim: str) -> int:
+    return int(ds.sizes.get(dim, 0))
+
+
+def _has_ratings(ds: xr.Dataset) -> bool:
+    return "rating" in ds and _n(ds, "rater") >= 1
+
+
+def _rating_traits(ds: xr.Dataset, ctx: Context) -> list[str]:
+    from bayesmeta.data.select import human_traits
+
+    kinds = human_traits(ds)
+    return [t for t in ctx.traits if kinds.get(t) == "rating"]
+
+
+def _no_ratings_reason(ds: xr.Dataset) -> str:
+    if "judgment" in ds:
+        return ("the data has continuous human scores (variable 'judgment', e.g. averages "
+                "over annotators) and no ordinal ratings by rater")
+    return "the data has no ordinal ratings by rater (variable 'rating')"
