@@ -43,6 +43,7 @@ from bayesmeta.data import (
     read_csv,
     read_mtme,
     read_report,
+    split_language_pairs,
     validate,
 )
 from bayesmeta.judges import alt_test, debiased_mean, plan_alt_test
@@ -143,6 +144,7 @@ __all__ = [
     "read_annotations",
     "read_csv",
     "read_mtme",
+    "split_language_pairs",
     "read_report",
     "recommend_metric_set",
     "reference_choice",

@@ -29,6 +29,7 @@ from bayesmeta.report._core import (
     steps,
 )
 from bayesmeta.report._judges_section import JUDGES_SECTION
+from bayesmeta.report._wmt_section import WMT_SECTION
 from bayesmeta.validity.plots import plot_mtmm_matrix
 
 __all__ = ["SECTIONS", "default_sections"]
@@ -831,6 +832,7 @@ SECTIONS: list[Section] = [
     Section("rater", "Rater diagnosis", rater_section, bayesian=True,
             options=("ci_prob", "random_seed", "bayes")),
     JUDGES_SECTION,
+    WMT_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
             options=("ci_prob", "random_seed", "bayes")),
 ]
