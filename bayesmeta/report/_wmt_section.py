@@ -82,13 +82,15 @@ def _rank_figure(frame: pd.DataFrame, prob: pd.DataFrame, title: str) -> Any:
     mat = prob.loc[frame.index].to_numpy(dtype=float)
     m = mat.shape[0]
     fig, ax = plt.subplots(figsize=(min(9.4, 3.5 + 0.22 * m), max(3.0, 0.16 * m + 1.8)))
-    im = ax.imshow(mat, aspect="auto", cmap="Blues", vmin=0, vmax=1)
+    # the colour scale ends at the largest probability: with many metrics they are small
+    vmax = float(max(0.05, np.ceil(np.nanmax(mat) * 20) / 20))
+    im = ax.imshow(mat, aspect="auto", cmap="Blues", vmin=0, vmax=vmax)
     ax.set_yticks(np.arange(m))
     ax.set_yticklabels([f"{name} [{int(c)}]" for name, c in frame["cluster"].items()])
     ax.set_xticks(np.arange(m))
     ax.set_xticklabels([str(k) for k in range(1, m + 1)])
     ax.set_xlabel("posterior rank (1 = best)")
-    ax.set_ylabel("metric [significance cluster], by overall score")
+    ax.set_ylabel("metric [cluster], best first")
     clusters = frame["cluster"].to_numpy()
     for k in np.flatnonzero(np.diff(clusters)):
         ax.axhline(k + 0.5, color="#c0392b", lw=1.0)
@@ -96,7 +98,7 @@ def _rank_figure(frame: pd.DataFrame, prob: pd.DataFrame, title: str) -> Any:
         for (i, j), v in np.ndenumerate(mat):
             if v >= 0.005:
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
-                        color="white" if v > 0.6 else "black")
+                        color="white" if v > 0.6 * vmax else "black")
     ax.set_title(title)
     fig.colorbar(im, ax=ax, label="posterior probability")
     return fig
@@ -105,7 +107,8 @@ def _rank_figure(frame: pd.DataFrame, prob: pd.DataFrame, title: str) -> Any:
 def _clusters_by_pair(sets: dict[str, xr.Dataset], trait: str, labels: list[str],
                       ctx: Context) -> tuple[pd.DataFrame, list[Any]]:
     """Per language pair and task, each metric's significance cluster (classical), as
-    :func:`bayesmeta.significance_clusters` with seed ``random_seed + 10 k`` for pair k."""
+    :func:`bayesmeta.significance_clusters` with seed ``random_seed + 10 k`` for pair k and
+    p = b/n (MTME's, and the overall ranking's)."""
     from bayesmeta.wmt import significance_clusters
 
     columns, results = {}, []
@@ -113,7 +116,8 @@ def _clusters_by_pair(sets: dict[str, xr.Dataset], trait: str, labels: list[str]
         for statistic, scheme, short in TASKS:
             res = significance_clusters(
                 sub, trait, statistic=statistic, alpha=ALPHA, metrics=labels,
-                resampling=ctx.resampling.replace(n_resamples=0, scheme=scheme),
+                resampling=ctx.resampling.replace(n_resamples=0, scheme=scheme,
+                                                  pvalue="raw"),
                 ci_prob=ctx.ci_prob, random_seed=ctx.random_seed + 10 * k)
             det = res.details().droplevel([0, 1])
             columns[f"{lp}:{short}"] = det["cluster"].reindex(labels).to_numpy()
@@ -165,8 +169,9 @@ def wmt_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         TableBlock("Significance clusters: overall (cluster column above) and per language "
                    "pair and task (1 = top cluster; classical permutation tests, "
                    "bm.significance_clusters with seed random_seed + 10 k for pair k)",
-                   by_pair, notes=[f"Permutations per test: {opts.n_permutations}; SPA "
-                                   f"swaps scores, acc_eq swaps pairwise comparisons."]),
+                   by_pair, notes=[f"Permutations per test: {opts.n_permutations}, p = "
+                                   f"b/n as in MTME and the overall ranking; SPA swaps "
+                                   f"scores, acc_eq swaps pairwise comparisons."]),
         TableBlock("Each task's classical score (rows: metrics)", res.tasks(), collapsed=True),
     ]
     figures = []

@@ -254,7 +254,7 @@ def wmt_ranking(
         table, title=f"Overall metric ranking ({protocol.upper()} protocol)", info=info,
         details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,
         data_hash=data_hash(xr.concat([sets[lp]["score"].isel(run=0).sum(("system", "item"))
-                                       for lp in lps], "lp")),
+                                       for lp in lps], "lp", join="outer")),
         notes=["details(): rank (overall score), cluster (1 = top), p_best; matrix(): "
                "p-values; tasks(): each task's score; extra['rank_probability']: posterior "
                "rank distribution."], **kinds)
