@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xarray as xr
 
 import bayesmeta as bm
 
@@ -21,9 +22,17 @@ RESAMPLING = {"n_resamples": 30, "n_permutations": 30}
 TOL = 1e-12
 
 
+def stack(lps, seed, *shape):
+    """Simulated language pairs (seed + k for pair k) stacked on the dim lp, the layout of
+    bm.read_mtme with several pairs."""
+    parts = [bm.wmt.simulate_campaign(*shape, random_seed=seed + k, lp=lp)
+             for k, lp in enumerate(lps)]
+    return xr.concat(parts, "lp", combine_attrs="drop_conflicts").assign_coords(lp=lps)
+
+
 @pytest.fixture(scope="module")
 def campaign():
-    return bm.wmt.simulate_campaign(6, 20, 5, lp=LPS, random_seed=5)
+    return stack(LPS, 5, 6, 20, 5)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +52,7 @@ def _tables(rep):
     return run, {b.caption.split(":")[0].split(" (")[0]: b.frame for b in run.output.tables}
 
 
-def test_section_numbers_equal_wmt_ranking(rep, direct):
+def test_section_numbers_equal_wmt_ranking(rep, direct, campaign):
     _, tables = _tables(rep)
     frame = tables["Overall metric ranking"]
     summary = direct.summary().droplevel([0, 1])
@@ -60,6 +69,11 @@ def test_section_numbers_equal_wmt_ranking(rep, direct):
                                   details.loc[frame.index, "rank"].to_numpy())
     np.testing.assert_array_equal(frame["cluster"].to_numpy(),
                                   details.loc[frame.index, "cluster"].to_numpy())
+    # the campaign stacked on lp is ranked as the same pairs given one by one
+    apart = bm.wmt_ranking(bm.split_language_pairs(campaign), "quality",
+                           resampling={**RESAMPLING, "scheme": "pairs"}, random_seed=SEED)
+    np.testing.assert_allclose(apart.summary().to_numpy(), direct.summary().to_numpy(),
+                               rtol=0, atol=TOL)
     # best first, by the classical overall score
     assert list(frame["rank"]) == list(range(1, len(frame) + 1))
     assert (np.diff(frame["classical"].to_numpy(float)) <= TOL).all()
@@ -96,7 +110,7 @@ def _assign(sig, alpha):
 
 
 def test_clusters_equal_significance_clusters(rep, campaign, direct):
-    run, tables = _tables(rep)
+    _, tables = _tables(rep)
     frame = tables["Overall metric ranking"]
     # overall: the rule applied to the overall significance matrix (sorted best first)
     sig = direct.matrix()
@@ -143,3 +157,45 @@ def test_one_simulated_pair_and_non_wmt_data():
     run = bm.report(other, sections=["wmt"], random_seed=1, progress=False).section("wmt")
     assert run.status == "skipped"
     assert "not a WMT-style campaign" in run.reason and "lp" in run.reason
+
+
+def test_section_passes_the_report_options(monkeypatch, campaign):
+    """ci_prob, resampling (resamples and permutations) and random_seed reach wmt_ranking and
+    every significance_clusters call (pair k: random_seed + 10 k)."""
+    import bayesmeta.wmt as wmt_pkg
+
+    seen = []
+    for name in ("wmt_ranking", "significance_clusters"):
+        real = getattr(wmt_pkg, name)
+
+        def spy(data, trait=None, *, _real=real, _name=name, **kwargs):
+            seen.append((_name, kwargs))
+            return _real(data, trait, **kwargs)
+
+        monkeypatch.setattr(wmt_pkg, name, spy)
+    rep = bm.report(campaign, sections=["wmt"], ci_prob=0.8, random_seed=5,
+                    resampling={"n_resamples": 20, "n_permutations": 19}, progress=False)
+    assert rep.section("wmt").status == "ok"
+    names = [n for n, _ in seen]
+    assert names == ["wmt_ranking"] + ["significance_clusters"] * 4
+    seeds = [k["random_seed"] for _, k in seen]
+    assert seeds == [5, 5, 5, 15, 15]
+    for name, k in seen:
+        assert k["ci_prob"] == 0.8
+        assert k["resampling"].n_permutations == 19
+        assert k["resampling"].n_resamples == (20 if name == "wmt_ranking" else 0)
+
+
+def test_budget_estimates_the_section_and_skips_it_without_permutations(campaign):
+    from bayesmeta.report._budget import estimate
+
+    per, mem = estimate(campaign, ["quality"], ["data", "correlations", "wmt"],
+                        n_resamples=100, n_permutations=100)
+    # one-pair sections skip a campaign: nothing to estimate; the ranking grows with P^2
+    assert per["data"] == 0 and per["correlations"] == 0 and mem == 0
+    per4, _ = estimate(campaign, ["quality"], ["wmt"], n_resamples=100, n_permutations=400)
+    assert per4["wmt"] - 1 > 10 * (per["wmt"] - 1)
+    rep = bm.report(campaign, sections=["wmt"], random_seed=1, progress=False,
+                    resampling={"n_resamples": 20, "n_permutations": 0})
+    run = rep.section("wmt")
+    assert run.status == "skipped" and "permutation" in run.reason

@@ -12,7 +12,7 @@ Dims
 ``reference`` (optional) one score per reference, for metrics computed against several
             references (NaN-padded: outputs have different numbers of references)
 ``lp``      (optional) the language pair of a WMT campaign (:func:`bayesmeta.read_mtme` with
-            several pairs, :func:`bayesmeta.wmt.simulate_campaign`): the leading dim of
+            several pairs): the leading dim of
             ``judgment`` and ``score``; systems, items and metrics are the union over the
             pairs, NaN where a pair lacks them (each pair has its own systems and segments);
             :func:`split_language_pairs` gives one dataset per pair without that padding
@@ -194,9 +194,17 @@ def split_language_pairs(data: xr.Dataset) -> dict[str, xr.Dataset]:
     Examples
     --------
     >>> import bayesmeta as bm
-    >>> ds = bm.wmt.simulate_campaign(4, 5, 2, lp=["en-de", "ja-zh"], random_seed=1)
-    >>> sorted(bm.split_language_pairs(ds))
-    ['en-de', 'ja-zh']
+    >>> import xarray as xr
+    >>> pairs = [bm.wmt.simulate_campaign(4, 5, 2, lp=lp, random_seed=k)
+    ...          for k, lp in enumerate(["en-de", "ja-zh"])]
+    >>> ds = xr.concat(pairs, "lp", combine_attrs="drop_conflicts")
+    >>> ds = ds.assign_coords(lp=["en-de", "ja-zh"])
+    >>> {lp: dict(part["score"].sizes) for lp, part in bm.split_language_pairs(ds).items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'en-de': {'system': 4, 'item': 5, 'metric': 2, 'run': 1},
+     'ja-zh': {'system': 4, 'item': 5, 'metric': 2, 'run': 1}}
+
+    The R equivalent: ``split()`` of a long data frame by its language-pair column.
     """
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be an xarray.Dataset, got {type(data).__name__}.")

@@ -1,10 +1,10 @@
 """The report section "WMT metric ranking" (issue 25: the WMT ranking of a campaign).
 
-Shown when the data is a WMT-style campaign: several language pairs on the dim ``lp``
-(:func:`bayesmeta.read_mtme` with ``lp=[...]``, :func:`bayesmeta.wmt.simulate_campaign`
-with ``lp=[...]``) or one language pair named in ``attrs["lp"]`` (either function with one
-pair). It ranks the metrics overall with :func:`bayesmeta.wmt_ranking` (protocol
-:data:`PROTOCOL`: SPA at the system level and tie-calibrated accuracy within items, every
+Shown when the data is a WMT-style campaign: several language pairs on the leading dim
+``lp`` of ``judgment`` and ``score`` (:func:`bayesmeta.read_mtme` with ``lp=[...]``) or one
+language pair named in ``attrs["lp"]`` (:func:`bayesmeta.read_mtme` with one pair,
+:func:`bayesmeta.wmt.simulate_campaign`). It ranks the metrics overall with
+:func:`bayesmeta.wmt_ranking` (protocol :data:`PROTOCOL`: SPA at the system level and tie-calibrated accuracy within items, every
 language pair's two tasks weighted equally, significance by the tasks' permutation draws
 summed): the overall score with its bootstrap interval beside the Bayesian-bootstrap
 posterior mean, HDI and P(rank 1), the posterior rank distribution of every metric (a
@@ -134,13 +134,16 @@ def wmt_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     if not is_campaign(ds):
         return Skipped("the data is not a WMT-style campaign (no language-pair dim 'lp' and "
                        "no attrs['lp']; read MTME folders with bm.read_mtme(path, lp=[...]) "
-                       "or simulate one with bm.wmt.simulate_campaign)")
+                       "or simulate a language pair with bm.wmt.simulate_campaign)")
     trait = _trait(ds, ctx)
     if isinstance(trait, Skipped):
         return trait
     if "score" not in ds or int(ds.sizes.get("metric", 0)) < 2:
         return Skipped("the WMT ranking compares metrics: it needs at least 2 metrics "
                        "(variable 'score')")
+    if ctx.resampling.n_permutations < 1:
+        return Skipped("no permutation tests in this run (the budget left them out, or "
+                       "n_permutations=0): SPA and the significance clusters need them")
     sets = _language_pairs(ds)
     opts = ctx.resampling.replace(scheme="pairs")
     with warnings.catch_warnings(record=True) as caught:

@@ -17,16 +17,11 @@ ties occur as in real DA) or MQM-like (``scale="mqm"``: :math:`-25..0`, ``c = -5
 rounded to multiples of 1, the MQM error weights). Returned as a bayesmeta Dataset with the
 human score as the continuous ``judgment`` of trait ``"quality"`` and true values
 ``true_loading(metric)``, ``true_system_quality(system)``; ``attrs["lp"]`` names the
-language pair. Several language pairs (``lp=[...]``): pair k is simulated as above with
-seed ``random_seed + k`` (its own systems' quality, items, loadings and biases; the same
-labels) and the pairs are stacked on the leading dim ``lp`` of ``judgment`` and ``score``
-(true values on ``(lp, metric)`` and ``(lp, system)``), the layout of
-:func:`bayesmeta.read_mtme` with several pairs.
+language pair (which makes the dataset a WMT-style campaign for the report's WMT ranking
+section).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
@@ -46,10 +41,10 @@ def simulate_campaign(
     human_sd: float = 0.5,
     bias_sd: float = 0.15,
     loadings: tuple[float, float] = (0.2, 0.8),
-    lp: str | Sequence[str] = "xx-yy",
+    lp: str = "xx-yy",
 ) -> xr.Dataset:
-    """Simulate one language pair of a WMT campaign, or several (``lp=[...]``; see the
-    module docstring).
+    """Simulate one language pair of a WMT campaign (see the module docstring); ``lp`` is
+    its label (``attrs["lp"]``).
 
     Examples
     --------
@@ -57,26 +52,11 @@ def simulate_campaign(
     >>> ds = simulate_campaign(n_systems=5, n_items=10, n_metrics=3, random_seed=1)
     >>> dict(ds["score"].sizes)
     {'system': 5, 'item': 10, 'metric': 3, 'run': 1}
-    >>> ds = simulate_campaign(5, 10, 3, random_seed=1, lp=["en-de", "ja-zh"])
-    >>> dict(ds["score"].sizes)
-    {'lp': 2, 'system': 5, 'item': 10, 'metric': 3, 'run': 1}
+    >>> simulate_campaign(5, 10, 3, random_seed=1, lp="en-de").attrs["lp"]
+    'en-de'
     """
-    if not isinstance(lp, str):
-        lps = [str(x) for x in lp]
-        if not lps or len(set(lps)) != len(lps):
-            raise ValueError(f"lp: give distinct language pairs, got {lps!r}.")
-        parts = [simulate_campaign(n_systems, n_items, n_metrics, scale=scale,
-                                   random_seed=random_seed + k, system_sd=system_sd,
-                                   item_sd=item_sd, human_sd=human_sd, bias_sd=bias_sd,
-                                   loadings=loadings, lp=one)
-                 for k, one in enumerate(lps)]
-        out = xr.concat(parts, dim="lp", data_vars="all", coords="minimal",
-                        combine_attrs="drop_conflicts")
-        out = out.assign_coords(lp=lps)
-        out.attrs.pop("lp", None)
-        out.attrs["source"] = (f"bayesmeta.wmt.simulate_campaign(seed={random_seed}, "
-                               f"scale={scale!r}, lp={lps!r})")
-        return out
+    if not isinstance(lp, str) or not lp:
+        raise ValueError(f"lp: the language pair's label, a non-empty str, got {lp!r}.")
     if scale not in _SCALES:
         raise ValueError(f"scale must be one of {', '.join(_SCALES)}, got {scale!r}.")
     c, d, lo, hi = _SCALES[scale]
