@@ -6,10 +6,11 @@ language pair named in ``attrs["lp"]`` (:func:`bayesmeta.read_mtme` with one pai
 :func:`bayesmeta.wmt.simulate_campaign`). It ranks the metrics overall with
 :func:`bayesmeta.wmt_ranking` (protocol :data:`PROTOCOL`: SPA at the system level and
 tie-calibrated accuracy within items, every language pair's two tasks weighted equally,
-significance by the tasks' permutation draws summed): the overall score with its bootstrap interval beside the Bayesian-bootstrap
-posterior mean, HDI and P(rank 1), the posterior rank distribution of every metric (a
-heatmap), the significance clusters of the overall score and, per language pair, the
-clusters of each task (:func:`bayesmeta.significance_clusters`, classical only).
+significance by the tasks' permutation draws summed): the overall score with its bootstrap
+interval beside the Bayesian-bootstrap posterior mean, HDI and P(rank 1), the posterior
+rank distribution of every metric (a heatmap), the significance clusters of the overall
+score and, per language pair, the clusters of each task
+(:func:`bayesmeta.significance_clusters`, classical only).
 """
 
 from __future__ import annotations
