@@ -43,6 +43,7 @@ from bayesmeta.data import (
     read_csv,
     read_mtme,
     read_report,
+    split_language_pairs,
     validate,
 )
 from bayesmeta.judges import alt_test, debiased_mean, plan_alt_test
@@ -151,6 +152,7 @@ __all__ = [
     "significance_clusters",
     "soft_pairwise_accuracy",
     "spearman_brown",
+    "split_language_pairs",
     "stability",
     "validate",
     "williams_test",

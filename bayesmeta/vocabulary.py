@@ -175,7 +175,8 @@ KEYWORDS: dict[str, str] = {
     "rater": "reader: the column of rater labels",
     "value": "reader: the column of values",
     "ratings": "reader: the columns holding ordinal ratings",
-    "lp": "read_mtme: the language pair (SRC-TGT) read",
+    "lp": "the language pair (SRC-TGT) read or simulated; a list of them gives one dataset "
+          "with the language-pair dim 'lp'",
     "human_scale": "reader: the scale of continuous human scores",
     "exclude": "reader: columns left out",
     "reference_based": "which metrics use references",

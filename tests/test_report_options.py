@@ -60,9 +60,11 @@ def _received(value, option):
     return value == GIVEN[option]
 
 
-# "judges" needs data with LLM judges: tests/test_report_judges.py checks its options
+# "judges" needs data with LLM judges: tests/test_report_judges.py checks its options;
+# "wmt" a WMT campaign: tests/test_report_wmt.py checks its options
 @pytest.mark.parametrize("section", [s for s in SECTIONS if not s.bayesian and
-                                     s.key not in ("data", "judges")], ids=lambda s: s.key)
+                                     s.key not in ("data", "judges", "wmt")],
+                         ids=lambda s: s.key)
 def test_each_option_reaches_every_analysis_that_takes_it(section, data, calls):
     """Run one section with the options it declares: every analysis it calls that takes
     ``ci_prob``, ``resampling``, ``random_seed`` or ``coefficient`` receives the report's

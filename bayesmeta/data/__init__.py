@@ -6,7 +6,12 @@ from bayesmeta.data.annotations import add_judges, from_annotations, read_annota
 from bayesmeta.data.io import from_long, from_wide, orient, read_csv, read_report
 from bayesmeta.data.mtme import read_mtme
 from bayesmeta.data.quality import data_quality
-from bayesmeta.data.schema import MissingDataWarning, missing_report, validate
+from bayesmeta.data.schema import (
+    MissingDataWarning,
+    missing_report,
+    split_language_pairs,
+    validate,
+)
 
 __all__ = [
     "MissingDataWarning",
@@ -23,5 +28,6 @@ __all__ = [
     "read_csv",
     "read_mtme",
     "read_report",
+    "split_language_pairs",
     "validate",
 ]

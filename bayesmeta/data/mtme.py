@@ -12,12 +12,14 @@ segments per system, ``None`` for a missing human score; ``REF`` is the referenc
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from bayesmeta.data._columns import ReadWarning
+from bayesmeta.data.schema import LP_DIM
 
 
 def _read_scores(path: Path) -> dict[str, list[float]]:
@@ -38,16 +40,19 @@ def _read_scores(path: Path) -> dict[str, list[float]]:
     return out
 
 
-def read_mtme(path: str | Path, *, lp: str, human: str | None = None,
+def read_mtme(path: str | Path, *, lp: str | Sequence[str], human: str | None = None,
               reference: str | None = None) -> xr.Dataset:
-    """Read one language pair of an MTME test-set folder into a bayesmeta Dataset.
+    """Read one or several language pairs of an MTME test-set folder into a bayesmeta
+    Dataset.
 
     Parameters
     ----------
     path : path
         The test set's folder (the one holding ``sources/``, ``human-scores/``, ...).
-    lp : str
-        The language pair, ``SRC-TGT`` (e.g. ``"en-de"``).
+    lp : str or list of str
+        The language pair, ``SRC-TGT`` (e.g. ``"en-de"``), or several (``["en-de",
+        "ja-zh"]``): then one dataset with the leading dim ``lp`` on ``judgment`` and
+        ``score`` (see below).
     human : str, optional
         The human score (``mqm``, ``wmt-z``, ...; the ``NAME`` of
         ``human-scores/SRC-TGT.NAME.seg.score``); default ``mqm`` when present, else the
@@ -66,14 +71,100 @@ def read_mtme(path: str | Path, *, lp: str, human: str | None = None,
         score or not scored by every metric kept are left out, with a :class:`ReadWarning`
         naming them.
 
+        With several language pairs: ``judgment(lp, system, item, trait)`` and
+        ``score(lp, system, item, metric, run)``; systems, segments (``"0"``, ``"1"``, ...)
+        and metrics are the union over the pairs, NaN where a pair has no such system,
+        segment or metric (a metric missing from some pairs is named in a
+        :class:`ReadWarning`); ``document`` and ``domain`` are on ``(lp, item)``; every pair
+        must have the same human score (``human``). :func:`bayesmeta.split_language_pairs`
+        gives the pairs back without that padding; :func:`bayesmeta.wmt_ranking` reads the
+        campaign whole. An error in one pair's files names the pair.
+
     Examples
     --------
     >>> import bayesmeta as bm
     >>> ds = bm.read_mtme("mt-metrics-eval-v2/wmt23", lp="en-de")  # doctest: +SKIP
+    >>> campaign = bm.read_mtme("mt-metrics-eval-v2/wmt24", lp=["en-de", "en-es", "ja-zh"],
+    ...                         human="mqm")  # doctest: +SKIP
+
+    The R equivalent: none (MTME is Python; R users read its text files with ``read.table``).
     """
     root = Path(path)
     if not root.is_dir():
         raise ValueError(f"path: {root} is not a folder (an MTME test set, e.g. .../wmt23).")
+    if isinstance(lp, str):
+        return _read_one(root, lp, human, reference)
+    lps = [str(x) for x in lp]
+    if not lps:
+        raise ValueError("lp: give a language pair (SRC-TGT) or a non-empty list of them.")
+    if len(set(lps)) != len(lps):
+        raise ValueError(f"lp lists a language pair twice: {lps}.")
+    sets = {}
+    for one in lps:
+        try:
+            sets[one] = _read_one(root, one, human, reference)
+        except ValueError as err:
+            raise ValueError(f"read_mtme: language pair {one!r}: {err}") from None
+    return _combine(root, sets)
+
+
+def _combine(root: Path, sets: dict[str, xr.Dataset]) -> xr.Dataset:
+    """Language pairs read one by one -> one dataset with the leading dim ``lp``."""
+    lps = list(sets)
+    traits = {k: str(ds["trait"].values[0]) for k, ds in sets.items()}
+    if len(set(traits.values())) > 1:
+        raise ValueError(
+            "human: the language pairs have different human scores ("
+            + ", ".join(f"{k}: {v}" for k, v in traits.items())
+            + "); give human= a score every pair has, or read the pairs separately.")
+    systems = sorted(set().union(*(ds["system"].values.tolist() for ds in sets.values())))
+    n_item = max(ds.sizes["item"] for ds in sets.values())
+    items = [str(i) for i in range(n_item)]
+    metrics = sorted(set().union(*(ds["metric"].values.tolist() for ds in sets.values())))
+    partial = {m: [k for k, ds in sets.items() if m not in ds["metric"].values]
+               for m in metrics}
+    partial = {m: v for m, v in partial.items() if v}
+    if partial:
+        shown = "; ".join(f"{m} (not in {', '.join(v)})" for m, v in list(partial.items())[:8])
+        warnings.warn(f"read_mtme: {len(partial)} metric(s) are not scored in every language "
+                      f"pair; their scores there are missing (NaN): {shown}"
+                      + (" ..." if len(partial) > 8 else ""), ReadWarning, stacklevel=3)
+    refs = {}
+    for ds in sets.values():
+        refs.update(zip(ds["metric"].values.tolist(), ds["reference"].values.tolist(),
+                        strict=True))
+    h = np.full((len(lps), len(systems), n_item), np.nan)
+    x = np.full((len(lps), len(systems), n_item, len(metrics)), np.nan)
+    document = np.full((len(lps), n_item), "", dtype=object)
+    domain = np.full((len(lps), n_item), "", dtype=object)
+    for k, ds in enumerate(sets.values()):
+        si = [systems.index(s) for s in ds["system"].values.tolist()]
+        mi = [metrics.index(m) for m in ds["metric"].values.tolist()]
+        n = ds.sizes["item"]
+        h[k, si, :n] = ds["judgment"].values[:, :, 0]
+        x[np.ix_([k], si, range(n), mi)] = ds["score"].values[None, :, :, :, 0]
+        document[k, :n] = ds["document"].values
+        domain[k, :n] = ds["domain"].values
+    human = traits[lps[0]]
+    out = xr.Dataset(
+        {"judgment": ((LP_DIM, "system", "item", "trait"), h[..., None]),
+         "score": ((LP_DIM, "system", "item", "metric", "run"), x[..., None])},
+        coords={LP_DIM: lps, "system": systems, "item": items, "trait": [human],
+                "metric": metrics, "run": ["1"],
+                "document": ((LP_DIM, "item"), document.astype(str)),
+                "domain": ((LP_DIM, "item"), domain.astype(str)),
+                "reference": ("metric", [refs[m] for m in metrics]),
+                "reference_based": ("metric", [refs[m] != "src" for m in metrics])},
+        attrs={"source": f"MTME {root.name} {', '.join(lps)}", "format": "mtme"},
+    )
+    out["judgment"].attrs.update(
+        scale_min=min(float(ds["judgment"].attrs["scale_min"]) for ds in sets.values()),
+        scale_max=max(float(ds["judgment"].attrs["scale_max"]) for ds in sets.values()))
+    return out
+
+
+def _read_one(root: Path, lp: str, human: str | None, reference: str | None) -> xr.Dataset:
+    """One language pair (see :func:`read_mtme`)."""
     src = root / "sources" / f"{lp}.txt"
     if not src.is_file():
         raise ValueError(f"lp: no source file {src} (language pairs here: "
@@ -127,7 +218,7 @@ def read_mtme(path: str | Path, *, lp: str, human: str | None = None,
     if dropped:
         warnings.warn(f"read_mtme({lp}): left out {len(dropped)} systems without human "
                       f"scores or without every metric's scores: {', '.join(dropped[:10])}"
-                      + (" ..." if len(dropped) > 10 else ""), ReadWarning, stacklevel=2)
+                      + (" ..." if len(dropped) > 10 else ""), ReadWarning, stacklevel=3)
     if len(systems) < 2:
         raise ValueError(f"read_mtme({lp}): fewer than 2 systems have human and metric "
                          f"scores.")

@@ -11,6 +11,11 @@ Dims
 
 ``reference`` (optional) one score per reference, for metrics computed against several
             references (NaN-padded: outputs have different numbers of references)
+``lp``      (optional) the language pair of a WMT campaign (:func:`bayesmeta.read_mtme` with
+            several pairs): the leading dim of
+            ``judgment`` and ``score``; systems, items and metrics are the union over the
+            pairs, NaN where a pair lacks them (each pair has its own systems and segments);
+            :func:`split_language_pairs` gives one dataset per pair without that padding
 
 Variables
 ---------
@@ -62,7 +67,9 @@ RATING_DIMS = ("system", "item", "rater", "trait")
 JUDGMENT_DIMS = ("system", "item", "trait")
 SCORE_DIMS = ("system", "item", "metric", "run")
 SCORE_REF_DIMS = (*SCORE_DIMS, "reference")
-KNOWN_DIMS = ("system", "item", "rater", "trait", "metric", "run", "reference")
+KNOWN_DIMS = ("system", "item", "rater", "trait", "metric", "run", "reference", "lp")
+#: The language-pair dim of a WMT campaign (leading dim of ``judgment`` and ``score``).
+LP_DIM = "lp"
 HUMAN_VARIABLES = ("rating", "judgment")
 
 
@@ -113,6 +120,14 @@ def validate(
         raise TypeError(f"data must be an xarray.Dataset, got {type(ds).__name__}.")
     if not any(v in ds for v in ("rating", "judgment", "score")):
         raise ValueError("data has no 'rating', 'judgment' or 'score' variable.")
+    if LP_DIM in ds.dims:
+        for sub_lp, sub in split_language_pairs(ds).items():
+            try:
+                validate(sub, min_systems=min_systems, min_items=min_items,
+                         warn_missing=warn_missing)
+            except ValueError as err:
+                raise ValueError(f"language pair {sub_lp!r}: {err}") from None
+        return ds
     for name, allowed in (("rating", (RATING_DIMS,)), ("judgment", (JUDGMENT_DIMS,)),
                           ("score", (SCORE_DIMS, SCORE_REF_DIMS))):
         if name not in ds:
@@ -170,6 +185,72 @@ def validate(
                 stacklevel=2,
             )
     return ds
+
+
+def split_language_pairs(data: xr.Dataset) -> dict[str, xr.Dataset]:
+    """One dataset per language pair of a campaign with the dim ``lp`` (see the module
+    docstring), each without the padding of the others: the systems, items and metrics that
+    have no value in that pair are left out; ``attrs["lp"]`` names the pair.
+
+    Raises
+    ------
+    ValueError
+        When the data has no ``lp`` dim, ``lp`` has no or duplicate labels, ``rating``
+        carries ``lp``, a variable carries ``lp`` other than as its first dim, or a pair
+        has no value at all.
+
+    Examples
+    --------
+    >>> import bayesmeta as bm
+    >>> import xarray as xr
+    >>> pairs = [bm.wmt.simulate_campaign(4, 5, 2, lp=lp, random_seed=k)
+    ...          for k, lp in enumerate(["en-de", "ja-zh"])]
+    >>> ds = xr.concat(pairs, "lp", combine_attrs="drop_conflicts")
+    >>> ds = ds.assign_coords(lp=["en-de", "ja-zh"])
+    >>> {lp: dict(part["score"].sizes) for lp, part in bm.split_language_pairs(ds).items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'en-de': {'system': 4, 'item': 5, 'metric': 2, 'run': 1},
+     'ja-zh': {'system': 4, 'item': 5, 'metric': 2, 'run': 1}}
+
+    The R equivalent: ``split()`` of a long data frame by its language-pair column.
+    """
+    if not isinstance(data, xr.Dataset):
+        raise TypeError(f"data must be an xarray.Dataset, got {type(data).__name__}.")
+    if LP_DIM not in data.dims:
+        raise ValueError("data has no language-pair dim 'lp' (one language pair).")
+    if LP_DIM not in data.coords:
+        raise ValueError("dim 'lp' has no coordinate labels.")
+    labels = [str(v) for v in data[LP_DIM].values]
+    index = pd.Index(labels)
+    if index.has_duplicates:
+        raise ValueError(f"dim 'lp' has duplicate labels: "
+                         f"{_fmt(index[index.duplicated()].unique())}.")
+    if "rating" in data and LP_DIM in data["rating"].dims:
+        raise ValueError("variable 'rating' cannot have the dim 'lp': a campaign's human "
+                         "scores are the continuous 'judgment'.")
+    for name in ("judgment", "score"):
+        if name in data and LP_DIM in data[name].dims and data[name].dims[0] != LP_DIM:
+            raise ValueError(f"variable {name!r}: 'lp' must be its first dim, got "
+                             f"{tuple(data[name].dims)}.")
+    out = {}
+    for k, label in enumerate(labels):
+        sub = data.isel({LP_DIM: k}, drop=True)
+        keep = {}
+        for dim in ("system", "item", "metric"):
+            seen = None
+            for name in ("judgment", "score"):
+                if name in sub and dim in sub[name].dims:
+                    var = sub[name]
+                    got = var.notnull().any([d for d in var.dims if d != dim])
+                    seen = got if seen is None else seen | got
+            if seen is not None:
+                keep[dim] = np.asarray(seen.values, bool)
+        if not any(v.any() for v in keep.values()):
+            raise ValueError(f"language pair {label!r} has no value at all.")
+        sub = sub.isel({d: np.flatnonzero(v) for d, v in keep.items()})
+        sub.attrs = {**data.attrs, "lp": label}
+        out[label] = sub
+    return out
 
 
 def _check_scores(score: xr.DataArray) -> None:

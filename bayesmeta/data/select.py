@@ -201,6 +201,7 @@ def metric_scores(
     negated, and its ``higher_is_better`` coordinate is then True for all.
     """
     labels = check_metrics(ds, metrics)
+    one_language_pair(ds)
     score = pick_reference(pick_run(ds["score"], run), reference)
     if metrics is not None:
         score = score.sel(metric=labels)
@@ -222,6 +223,17 @@ def orient_scores(score: xr.DataArray) -> xr.DataArray:
     out.attrs["orientation"] = ("lower is better, negated so that higher is better: "
                                 + ", ".join(lower))
     return out
+
+
+def one_language_pair(ds: xr.Dataset) -> None:
+    """Refuse a campaign of several language pairs (dim ``lp``) where an analysis reads
+    one, saying how to take one."""
+    if "lp" in ds.dims:
+        raise ValueError(
+            f"data spans {ds.sizes['lp']} language pairs (dim 'lp': "
+            f"{_fmt(ds['lp'].values) if 'lp' in ds.coords else '?'}); this analysis reads "
+            f"one: take it from bm.split_language_pairs(data) (bm.wmt_ranking reads them "
+            f"all).")
 
 
 # ----------------------------------------------------------------------------- humans
@@ -271,6 +283,7 @@ def human_score(
 ) -> HumanScore:
     """The human score of a trait: the mean over raters (or the raters named) of the
     ordinal ratings, or the continuous judgment, or ``human`` aligned to the data."""
+    one_language_pair(ds)
     if human is not None:
         if trait is not None:
             raise ValueError("give trait= or human=, not both.")

@@ -202,7 +202,8 @@ def report(
                   reduced=list(the_plan.reduced), dp_measures=the_plan.dp_measures)
     runs = run_sections(data, ctx, chosen_sections, progress=progress)
     sizes = {str(k): int(v) for k, v in data.sizes.items()
-             if k in ("system", "item", "rater", "trait", "metric", "run", "reference")}
+             if k in ("system", "item", "rater", "trait", "metric", "run", "reference",
+                      "lp")}
     rep = Report(runs, context=ctx, data_hash=data_hash(data), sizes=sizes, source=src)
     rep.budget_line = the_plan.line()
     return rep

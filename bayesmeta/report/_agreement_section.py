@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.report._blocks import _interval, _label, block, extremes, forest
+from bayesmeta.report._blocks import _interval, _label, _n, block, extremes, forest
 from bayesmeta.report._core import (
     Context,
     Finding,
@@ -84,10 +84,6 @@ _WHY_WEIGHTS = {
                 "Gwet's AC1"),
     "interval": "distances on the scale itself (Krippendorff's interval metric, the ICC)",
 }
-
-
-def _n(ds: xr.Dataset, dim: str) -> int:
-    return int(ds.sizes.get(dim, 0))
 
 
 def _variable(ds: xr.Dataset) -> xr.DataArray:

@@ -70,6 +70,15 @@ SEC_FIXED = 1.0
 #: as a second panel and the panel comparison 12.0 s (load 8-9;
 #: ``benchmarks/bench_report_agreement.py``).
 SEC_AGREE = 2.1e-7
+#: Seconds per unit of the WMT ranking section's leading term, ``pairs x systems^2 x items x
+#: permutations x (permutations x metrics^2 + resamples x metrics)`` (SPA's inner
+#: permutations inside its swap test and its resamples): fitted to the section on simulated
+#: campaigns of 2 to 8 pairs, 8 to 16 systems, 60 to 240 items, 6 to 24 metrics and 100 to
+#: 400 permutations (3.4 to 29 s, load 8 to 13; within a factor 2).
+SEC_WMT = 1e-9
+#: The sections that read a campaign of several language pairs (dim ``lp``); the others
+#: are skipped on such data and cost nothing.
+LP_SECTIONS = ("wmt",)
 #: Measures per trait of the report's coefficient (system, global, within system and item).
 N_MEASURES = 4
 #: Measures of discriminative power and ranking consistency (``measures="all"``).
@@ -118,10 +127,17 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
     boot = SEC_BOOT * n / 1700.0
     matrix = r * m * m
     has_scores = "score" in data and m > 0
+    campaign = "lp" in data.dims
     out: dict[str, float] = {}
     for key in keys:
+        if campaign and key not in LP_SECTIONS:
+            out[key] = 0.0
+            continue
         sec = SEC_FIXED
-        if has_scores and t:
+        if has_scores and t and key == "wmt" and m >= 2 and p:
+            sec += (SEC_WMT * int(data.sizes.get("lp", 1)) * n_sys ** 2 * n_items * p
+                    * (p * m * m + r * m) + m * SEC_ROW)
+        elif has_scores and t:
             if key == "correlations":  # correlations (4 groupings), compare_metrics (one)
                 sec += t * (2 * r * m * boot * 1.25 + 3 * matrix * SEC_MATRIX
                             + 3 * m * SEC_ROW)
@@ -141,7 +157,8 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
             n_traits = int(data.sizes.get("trait", 1))
             sec += SEC_AGREE * r * n * int(data.sizes.get("rater", 0)) * n_traits
         out[key] = sec
-    return out, float(matrix * BYTES_MATRIX) if has_scores and m >= 2 else 0.0
+    return out, float(matrix * BYTES_MATRIX) if has_scores and m >= 2 and not campaign \
+        else 0.0
 
 
 def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
@@ -186,7 +203,9 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
         if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
             return Plan(r, 0, False, sum(per.values()), per, budget, [
                 f"resamples reduced from {n_resamples} to {r}, and no permutation tests "
-                f"(discriminative power skipped): {m} metrics make "
+                f"(discriminative power"
+                + (" and the WMT ranking" if "wmt" in keys else "") + f" skipped): {m} "
+                f"metrics make "
                 f"{m * (m - 1) // 2:,} pairs (estimated {first.seconds:.0f} s in full; "
                 f"budget {budget:.0f} s)"])
     n, _, _ = _sizes(data)

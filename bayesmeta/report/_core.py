@@ -159,6 +159,9 @@ class Section:
     #: The report options (:data:`OPTIONS`) the section passes to its analyses; None (a
     #: section written elsewhere) means any of them.
     options: tuple[str, ...] | None = None
+    #: Whether the section reads a campaign of several language pairs (dim ``lp``); the
+    #: others are skipped on such data, with the reason.
+    language_pairs: bool = False
 
 
 @dataclass
@@ -266,6 +269,12 @@ def partial_reasons(out: SectionOutput) -> list[str]:
     return reasons
 
 
+def lp_reason(data: xr.Dataset) -> str:
+    """Why a section of one language pair skips a campaign of several (dim ``lp``)."""
+    return (f"the data spans {data.sizes['lp']} language pairs (dim 'lp') and this section "
+            f"reads one: report one pair with bm.report(bm.split_language_pairs(data)[lp])")
+
+
 def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section], *,
                  progress: bool = False) -> list[SectionRun]:
     """Run each section, timing it; an exception becomes a failed section, a section with
@@ -286,7 +295,8 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                out = sec.run(data, context)
+                out = (Skipped(lp_reason(data)) if "lp" in data.dims
+                       and not sec.language_pairs else sec.run(data, context))
                 pngs = [figure_png(f) for f in (out.figures if isinstance(
                     out, SectionOutput) else [])]
             except Exception as err:  # a failing section must not stop the report

@@ -44,6 +44,7 @@ from bayesmeta.report._panel_sections import (  # noqa: F401 (tests import _cfa_
     cfa_section,
     rater_section,
 )
+from bayesmeta.report._wmt_section import WMT_SECTION
 from bayesmeta.validity.plots import plot_mtmm_matrix
 
 __all__ = ["SECTIONS", "default_sections"]
@@ -527,6 +528,7 @@ SECTIONS: list[Section] = [
     Section("rater", "Rater diagnosis", rater_section, bayesian=True,
             options=("ci_prob", "random_seed", "bayes")),
     JUDGES_SECTION,
+    WMT_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
             options=("ci_prob", "random_seed", "bayes")),
 ]

@@ -29,6 +29,7 @@ import xarray as xr
 from bayesmeta.correlation.comparison import _rank_probabilities
 from bayesmeta.correlation.resampling import percentile_interval
 from bayesmeta.data import select
+from bayesmeta.data.schema import LP_DIM, split_language_pairs
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
@@ -92,8 +93,11 @@ def wmt_ranking(
     Parameters
     ----------
     data : Dataset or dict of str to Dataset
-        One language pair, or several keyed by language pair (e.g. from
-        :func:`bayesmeta.read_mtme`); every output scored by every metric.
+        One language pair, a campaign of several with the dim ``lp`` (from
+        :func:`bayesmeta.read_mtme` with ``lp=[...]`` or
+        :func:`bayesmeta.wmt.simulate_campaign`; split by
+        :func:`bayesmeta.split_language_pairs`), or several datasets keyed by language
+        pair; every output of a pair scored by every metric.
     trait : str
         The human score (e.g. ``"mqm"``), the same name in every language pair.
     protocol : {"wmt24", "wmt25"}
@@ -152,8 +156,12 @@ def wmt_ranking(
         raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25) or 'both', got "
                          f"{opts.scheme!r}.")
     ci_prob = check_ci_prob(ci_prob)
-    sets = dict(data) if isinstance(data, Mapping) else {
-        str(data.attrs.get("lp", "lp")): data}
+    if isinstance(data, xr.Dataset) and LP_DIM in data.dims:
+        sets = split_language_pairs(data)
+    elif isinstance(data, xr.Dataset):
+        sets = {str(data.attrs.get("lp", "lp")): data}
+    else:
+        sets = dict(data)
     if not sets:
         raise ValueError("data: no language pair given.")
     lps = sorted(sets)
@@ -246,7 +254,7 @@ def wmt_ranking(
         table, title=f"Overall metric ranking ({protocol.upper()} protocol)", info=info,
         details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,
         data_hash=data_hash(xr.concat([sets[lp]["score"].isel(run=0).sum(("system", "item"))
-                                       for lp in lps], "lp")),
+                                       for lp in lps], "lp", join="outer")),
         notes=["details(): rank (overall score), cluster (1 = top), p_best; matrix(): "
                "p-values; tasks(): each task's score; extra['rank_probability']: posterior "
                "rank distribution."], **kinds)

@@ -16,7 +16,9 @@ score is DA-like (``scale="da"``: 0..100, ``c = 70, d = 12``, rounded to integer
 ties occur as in real DA) or MQM-like (``scale="mqm"``: :math:`-25..0`, ``c = -5, d = 4``,
 rounded to multiples of 1, the MQM error weights). Returned as a bayesmeta Dataset with the
 human score as the continuous ``judgment`` of trait ``"quality"`` and true values
-``true_loading(metric)``, ``true_system_quality(system)``.
+``true_loading(metric)``, ``true_system_quality(system)``; ``attrs["lp"]`` names the
+language pair (which makes the dataset a WMT-style campaign for the report's WMT ranking
+section).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ def simulate_campaign(
     human_sd: float = 0.5,
     bias_sd: float = 0.15,
     loadings: tuple[float, float] = (0.2, 0.8),
+    lp: str = "xx-yy",
 ) -> xr.Dataset:
-    """Simulate one language pair of a WMT campaign (see the module docstring).
+    """Simulate one language pair of a WMT campaign (see the module docstring); ``lp`` is
+    its label (``attrs["lp"]``).
 
     Examples
     --------
@@ -48,7 +52,11 @@ def simulate_campaign(
     >>> ds = simulate_campaign(n_systems=5, n_items=10, n_metrics=3, random_seed=1)
     >>> dict(ds["score"].sizes)
     {'system': 5, 'item': 10, 'metric': 3, 'run': 1}
+    >>> simulate_campaign(5, 10, 3, random_seed=1, lp="en-de").attrs["lp"]
+    'en-de'
     """
+    if not isinstance(lp, str) or not lp:
+        raise ValueError(f"lp: the language pair's label, a non-empty str, got {lp!r}.")
     if scale not in _SCALES:
         raise ValueError(f"scale must be one of {', '.join(_SCALES)}, got {scale!r}.")
     c, d, lo, hi = _SCALES[scale]
@@ -72,7 +80,7 @@ def simulate_campaign(
         coords={"system": systems, "item": items, "trait": ["quality"], "metric": metrics,
                 "run": ["1"]},
         attrs={"source": f"bayesmeta.wmt.simulate_campaign(seed={random_seed}, "
-                         f"scale={scale!r})"},
+                         f"scale={scale!r})", "lp": lp},
     )
     ds["judgment"].attrs.update(scale_min=lo, scale_max=hi)
     return ds
