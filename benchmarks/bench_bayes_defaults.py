@@ -111,6 +111,13 @@ def record(function: str, res, seed: int, seconds: float, load_start: list[float
         "seconds": round(seconds, 1), "load_start": load_start, "load_end": _load(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
+    # the sampler's work, independent of how busy the machine was: gradient evaluations
+    # after warm-up (nutpie's n_steps), and bulk ESS per 1,000 of them
+    if stats is not None and "n_steps" in stats:
+        grads = float(stats["n_steps"].sum())
+        out["gradient_evaluations"] = grads
+        out["mean_tree_depth"] = float(stats["depth"].mean()) if "depth" in stats else None
+        out["min_ess_bulk_per_1000_gradients"] = 1000 * out["min_ess_bulk"] / grads
     out["meets_targets"] = bool(out["max_r_hat"] <= TARGETS["r_hat"]
                                 and out["min_ess_bulk"] >= TARGETS["ess"]
                                 and out["min_ess_tail"] >= TARGETS["ess"] and div == 0)
