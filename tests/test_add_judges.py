@@ -168,3 +168,17 @@ def test_rater_bias_reports_each_judge(joined):
     assert not bool(det.loc[("Expert.1", "COH", ""), "is_judge"])
     for e in ("Expert.1", "Expert.2", "Expert.3"):
         assert sev.loc[("mistral-v03", "COH", ""), "mean"] < sev.loc[(e, "COH", ""), "mean"]
+
+
+def test_a_panel_coordinate_is_kept_and_the_judges_form_their_own_panel():
+    """Raters' panels survive the join (the report compares panels), judges in one panel."""
+    data = bm.datasets.simulated(n_systems=2, n_items=3, random_seed=0).drop_vars(
+        ["true_loading", "true_threshold"])
+    raters = [str(r) for r in data["rater"].values]
+    data = data.assign_coords(panel=("rater", ["a"] + ["b"] * (len(raters) - 1)))
+    s0, i0, t0 = (str(data[d].values[0]) for d in ("system", "item", "trait"))
+    ann = bm.read_annotations({"h": {f"{i0}__{s0}__{t0}": 3}},
+                              {"gpt": {f"{i0}__{s0}__{t0}": 4}, "llama": {f"{i0}__{s0}__{t0}": 2}})
+    out = bm.add_judges(data, ann)
+    assert out["panel"].values.tolist() == ["a"] + ["b"] * (len(raters) - 1) + ["LLM judges"] * 2
+    assert "panel" not in bm.add_judges(data.drop_vars("panel"), ann).coords

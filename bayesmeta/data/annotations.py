@@ -230,7 +230,8 @@ def add_judges(data: xr.Dataset, annotations: xr.Dataset, *,
     ``"dm-test-8764...__M11__coherence"``); each judge's label becomes its rating of that
     output and trait. Annotation traits are matched to the data's traits by name, case
     aside, or by a unique prefix (``"coherence"`` -> ``"COH"``). The result is ``data``
-    with the judges appended on ``rater`` and a boolean coordinate ``is_judge``; outputs a
+    with the judges appended on ``rater`` and a boolean coordinate ``is_judge`` (and, when the
+    raters have a ``panel`` coordinate, the judges in a panel ``"LLM judges"``); outputs a
     judge did not label stay missing (a judge that rated 16 of 17 systems has NaN on the
     17th, counted in the returned dataset's ``attrs["judges_missing"]``). Then
     :func:`bayesmeta.agreement`, :func:`bayesmeta.compare_agreement` and
@@ -344,6 +345,7 @@ def add_judges(data: xr.Dataset, annotations: xr.Dataset, *,
                              f"that are not integers on the data's scale {lo:g}..{hi:g}.")
         new[si[have], ii[have], k, ti[have]] = v
     base = rating.transpose("system", "item", "rater", "trait")
+    base = base.drop_vars([c for c in base.coords if c != "rater" and base[c].dims == ("rater",)])
     added = xr.DataArray(new, dims=base.dims, coords={
         "system": base["system"], "item": base["item"], "trait": base["trait"],
         "rater": np.array(judges, dtype=object)})
@@ -353,6 +355,11 @@ def add_judges(data: xr.Dataset, annotations: xr.Dataset, *,
     out["rating"] = combined
     out = out.assign_coords(is_judge=("rater", np.array([False] * len(raters)
                                                         + [True] * len(judges))))
+    if "panel" in data.coords and data["panel"].dims == ("rater",):
+        # the raters' panels are kept; the judges form a panel of their own
+        out = out.assign_coords(panel=("rater", np.array(
+            [str(p) for p in data["panel"].values] + ["LLM judges"] * len(judges),
+            dtype=object)))
     n_out = shape[0] * shape[1] * shape[3]
     out.attrs = {**data.attrs, "judges_missing": json.dumps(
         {j: int(n_out - np.isfinite(new[:, :, k, :]).sum()) for k, j in enumerate(judges)})}
