@@ -106,7 +106,7 @@ def child(args: argparse.Namespace) -> None:
         from dask.distributed import Client, LocalCluster
 
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=":0")
         client = Client(cluster)
         scheduler, label = client, "LocalCluster(n_workers=2, threads_per_worker=1)"
     else:

@@ -106,7 +106,7 @@ def test_local_cluster_of_two_workers_equals_the_loop(loop, processes):
     distributed = pytest.importorskip("distributed")
     lazy = simulate_language_pairs(3, 6, 25, 4, random_seed=3, lazy=True)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         res = bm.wmt_statistics(lazy, "quality", random_seed=11, resampling=OPTS,
                                 scheduler=client)
@@ -177,7 +177,7 @@ def test_bad_input_is_named(campaign):
         bm.wmt_statistics(campaign, "quality", scheduler=4)
     bad = campaign.copy(deep=True)
     bad["score"][1, 0, 0, 2, 0] = np.nan
-    with pytest.raises(ValueError, match="metric02"):
+    with pytest.raises(ValueError, match=r"language pair 'lp01'.*metric02"):
         bm.wmt_statistics(bad, "quality", resampling={"n_resamples": 0, "n_permutations": 0})
     with pytest.raises(ValueError, match="no language pair"):
         bm.wmt_statistics({}, "quality")

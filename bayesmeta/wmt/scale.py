@@ -103,13 +103,16 @@ def _common_metrics(pairs: list[tuple[str, xr.Dataset]]) -> list[str]:
 
 def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str], run: Any,
                         reference: Any, measures: Sequence[str], n_resamples: int, unit: str,
-                        n_permutations: int, n_jobs: int | None, seed: int
+                        n_permutations: int, n_jobs: int | None, seed: int, lp: str = "lp"
                         ) -> tuple[np.ndarray, str, str]:
     """One language pair: ``(1 + 2R, M, Q)`` values (row 0 classical, rows 1..R bootstrap
     with seed + 1, rows R+1..2R Bayesian bootstrap with seed + 2; Q = the measures, then SPA
     with permutation seed ``seed`` when ``n_permutations`` > 0), the data's hash and the
     human score's label. Runs in a worker: everything it needs is in its arguments."""
-    x, z, _, hs = inputs(ds, trait, None, None, list(metrics), run, reference)
+    try:
+        x, z, _, hs = inputs(ds, trait, None, None, list(metrics), run, reference)
+    except ValueError as err:
+        raise ValueError(f"language pair {lp!r}: {err}") from None
     spa = _statistic("spa", 0.0, n_permutations, seed, z.shape[1]) if n_permutations else None
     M, Q = x.shape[0], len(measures) + (spa is not None)
 
@@ -138,18 +141,18 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
         hs.label
 
 
-def run_language_pairs(tasks: list[tuple[xr.Dataset, int]], scheduler: Any,
+def run_language_pairs(tasks: list[tuple[str, xr.Dataset, int]], scheduler: Any,
                        **fixed: Any) -> list[tuple[np.ndarray, str, str]]:
-    """:func:`language_pair_draws` of every ``(Dataset, seed)``: in a loop (``scheduler``
+    """:func:`language_pair_draws` of every ``(label, Dataset, seed)``: in a loop (``scheduler``
     None; a dask-backed language pair is loaded only for its own task), or as one dask task
     per language pair computed on ``scheduler``."""
     if scheduler is None:
-        return [language_pair_draws(ds.compute() if _is_lazy(ds) else ds, seed=seed, **fixed)
-                for ds, seed in tasks]
+        return [language_pair_draws(ds.compute() if _is_lazy(ds) else ds, seed=seed, lp=lp,
+                                    **fixed) for lp, ds, seed in tasks]
     import dask
 
-    delayed = [dask.delayed(language_pair_draws, pure=True)(ds, seed=seed, **fixed)
-               for ds, seed in tasks]
+    delayed = [dask.delayed(language_pair_draws, pure=True)(ds, seed=seed, lp=lp, **fixed)
+               for lp, ds, seed in tasks]
     return list(dask.compute(*delayed, scheduler=scheduler))
 
 
@@ -252,7 +255,7 @@ def wmt_statistics(
     labels = list(metrics) if metrics is not None else _common_metrics(pairs)
     seeds = [language_pair_seed(seed, lp) for lp, _ in pairs]
     got = run_language_pairs(
-        [(ds, s) for (_, ds), s in zip(pairs, seeds, strict=True)], scheduler, trait=trait,
+        [(lp, ds, s) for (lp, ds), s in zip(pairs, seeds, strict=True)], scheduler, trait=trait,
         metrics=labels, run=run, reference=reference, measures=names,
         n_resamples=opts.n_resamples, unit=opts.unit, n_permutations=opts.n_permutations,
         n_jobs=opts.n_jobs)
