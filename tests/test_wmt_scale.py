@@ -183,3 +183,26 @@ def test_bad_input_is_named(campaign):
         bm.wmt_statistics({}, "quality")
     with pytest.raises(TypeError, match="Dataset"):
         bm.wmt_statistics(xr.DataArray([1.0]), "quality")
+
+
+@pytest.mark.parametrize("scheduler", [None, "synchronous"])
+def test_each_lazy_language_pair_is_simulated_once(monkeypatch, loop, scheduler):
+    """A dask-backed language pair is simulated only when its task runs, and once (its score
+    and judgment share one simulation)."""
+    pytest.importorskip("dask")
+    import bayesmeta.wmt.simulate as sim
+
+    calls = []
+    real = sim._one_pair
+
+    def counted(*args):
+        calls.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(sim, "_one_pair", counted)
+    lazy = simulate_language_pairs(3, 6, 25, 4, random_seed=3, lazy=True)
+    assert calls == []                                   # nothing simulated yet
+    res = bm.wmt_statistics(lazy, "quality", random_seed=11, resampling=OPTS,
+                            scheduler=scheduler)
+    assert sorted(calls) == sorted(language_pair_seed(3, f"lp{k:02d}") for k in range(3))
+    _close(res, loop)
