@@ -25,14 +25,14 @@ the cluster run of every size in turn.
 
 **Expect hours, not 15 minutes** (measured under a load average of about 13 on 2 cores and
 scaled to an idle machine, so only a guide): one full-size language pair costs about 0.26
-core-seconds per resample (``--sizes lp1 --n-resamples 50 --scheduler none``: 169 s for
-2 x 50 resamples at a load average of 13), so the full campaign (16 language pairs x
-2,000 resamples) is about 70 minutes on 2 cores (40-140), the five-size curve about 2
-hours, and the cluster run about as long again. Within-item tie-calibrated accuracy (a cumulative sum over
-285,000 sorted pairs per metric and resample) and SPA (1,000 permutations per resample) are
-about 70% and 20% of it (the statistics timed one by one on one full-size language pair).
-Peak memory of one full-size language pair: 0.56 GiB (resident, one worker), so 2 workers
-stay far below 8 GB.
+core-seconds per resample (``--sizes lp1 --n-resamples 50 --scheduler none``: 169 s for 2
+x 50 resamples at a load average of 13), so the full campaign (16 language pairs x 2,000
+resamples) is about 70 minutes on 2 cores (40-140), the five-size curve about 2 hours, and
+the cluster run about as long again. Within-item tie-calibrated accuracy (a cumulative sum
+over 285,000 sorted pairs per metric and resample) and SPA (1,000 permutations per
+resample) are about 70% and 20% of it (the statistics timed one by one on one full-size
+language pair). Peak memory of one full-size language pair: 0.56 GiB (resident, one
+worker), so 2 workers stay far below 8 GB.
 
 ``--sizes tiny,xs`` runs the two smallest sizes only (a check that the script works);
 ``--n-resamples``/``--n-permutations`` change the resamples (default 1,000 each);
