@@ -188,7 +188,8 @@ def test_bad_input_is_named(campaign):
 @pytest.mark.parametrize("scheduler", [None, "synchronous"])
 def test_each_lazy_language_pair_is_simulated_once(monkeypatch, loop, scheduler):
     """A dask-backed language pair is simulated only when its task runs, and once (its score
-    and judgment share one simulation)."""
+    and judgment share one simulation) when the metrics are named; without, the scan for
+    the metrics present in every pair reads each pair once more."""
     pytest.importorskip("dask")
     import bayesmeta.wmt.simulate as sim
 
@@ -202,7 +203,36 @@ def test_each_lazy_language_pair_is_simulated_once(monkeypatch, loop, scheduler)
     monkeypatch.setattr(sim, "_one_pair", counted)
     lazy = simulate_language_pairs(3, 6, 25, 4, random_seed=3, lazy=True)
     assert calls == []                                   # nothing simulated yet
+    metrics = [f"metric{m:02d}" for m in range(4)]
     res = bm.wmt_statistics(lazy, "quality", random_seed=11, resampling=OPTS,
-                            scheduler=scheduler)
-    assert sorted(calls) == sorted(language_pair_seed(3, f"lp{k:02d}") for k in range(3))
+                            scheduler=scheduler, metrics=metrics)
+    seeds = sorted(language_pair_seed(3, f"lp{k:02d}") for k in range(3))
+    assert sorted(calls) == seeds
     _close(res, loop)
+    calls.clear()
+    bm.wmt_statistics(lazy, "quality", random_seed=11, scheduler=scheduler,
+                      resampling={"n_resamples": 0, "n_permutations": 0})
+    assert sorted(calls) == sorted(seeds * 2)
+
+
+def test_a_padded_multi_pair_dataset_is_split_per_pair(campaign, loop):
+    """A campaign on the dim lp whose pairs have different systems and metrics (NaN
+    padding, as read_mtme writes several pairs) gives each pair's own numbers; a metric
+    missing from one pair is left out by default."""
+    a = campaign.sel(lp="lp00", drop=True).isel(system=slice(0, 5))
+    b = campaign.sel(lp="lp01", drop=True)
+    gone = b.assign(score=b["score"].where(b["metric"] != "metric03"))
+    padded = xr.concat([a[["score", "judgment"]], gone[["score", "judgment"]]], "lp",
+                       join="outer").assign_coords(lp=["lp00", "lp01"])
+    assert np.isnan(padded["score"].sel(lp="lp00", system="sys05")).all()
+    res = bm.wmt_statistics(padded, "quality", random_seed=11, resampling=OPTS)
+    assert sorted(set(res.summary().index.get_level_values("metric"))) == [
+        "metric00", "metric01", "metric02"]
+    three = ["metric00", "metric01", "metric02"]
+    ref = bm.wmt_statistics({"lp00": a, "lp01": b.sel(metric=three)}, "quality",
+                            random_seed=11, resampling=OPTS, metrics=three)
+    _close(res, ref)
+    # lp01 is complete in its systems: its rows are those of the unpadded campaign
+    np.testing.assert_allclose(
+        res.extra["posterior"].sel(lp="lp01").values,
+        loop.extra["posterior"].sel(lp="lp01", metric=three).values, rtol=0, atol=TOL)

@@ -32,6 +32,7 @@ import xarray as xr
 
 from bayesmeta.correlation.measures import measure_draws, parse_measures
 from bayesmeta.correlation.resampling import percentile_interval, resampling_weights
+from bayesmeta.data.schema import LP_DIM, split_language_pairs
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
@@ -75,7 +76,9 @@ def check_scheduler(scheduler: Any) -> Any:
 
 def _language_pairs(data: xr.Dataset | Mapping[str, xr.Dataset]
                     ) -> list[tuple[str, xr.Dataset]]:
-    """(label, Dataset) per language pair, lazily sliced from an ``lp`` dim."""
+    """(label, Dataset) per language pair; a campaign with an ``lp`` dim is sliced lazily to
+    a length-1 ``lp`` dim, whose padding :func:`~bayesmeta.data.schema.split_language_pairs`
+    strips inside the task (where the language pair is in memory)."""
     if isinstance(data, Mapping) and not isinstance(data, xr.Dataset):
         if not data:
             raise ValueError("data: no language pair given.")
@@ -83,19 +86,29 @@ def _language_pairs(data: xr.Dataset | Mapping[str, xr.Dataset]
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be an xarray.Dataset (with an 'lp' dim) or a dict of "
                         f"Datasets by language pair, got {type(data).__name__}.")
-    if "lp" not in data.dims:
+    if LP_DIM not in data.dims:
         return [(str(data.attrs.get("lp", "lp")), data)]
-    labels = [str(v) for v in data["lp"].values]
+    if LP_DIM not in data.coords:
+        raise ValueError("dim 'lp' has no coordinate labels.")
+    labels = [str(v) for v in data[LP_DIM].values]
     if len(set(labels)) != len(labels):
         raise ValueError("dim 'lp' has duplicate labels.")
-    drop = [v for v in data.variables if "lp" in data[v].dims and v not in
-            ("score", "judgment", "rating")]
-    return [(lp, data.drop_vars(drop).isel(lp=k, drop=True)) for k, lp in enumerate(labels)]
+    return [(lp, data.isel({LP_DIM: [k]})) for k, lp in enumerate(labels)]
 
 
-def _common_metrics(pairs: list[tuple[str, xr.Dataset]]) -> list[str]:
-    common = set.intersection(*({str(m) for m in ds["metric"].values} for _, ds in pairs))
-    labels = [str(m) for m in pairs[0][1]["metric"].values if str(m) in common]
+def _common_metrics(data: xr.Dataset | Mapping[str, xr.Dataset],
+                    pairs: list[tuple[str, xr.Dataset]]) -> list[str]:
+    """The metrics scored in every language pair (for an ``lp`` dim: with a value in every
+    pair, a reduction computed block by block when the data are dask-backed)."""
+    if isinstance(data, xr.Dataset) and LP_DIM in data.dims:
+        score = data["score"]
+        seen = score.notnull().any([d for d in score.dims if d not in (LP_DIM, "metric")])
+        every = np.asarray(seen.all(LP_DIM).values, bool)
+        labels = [str(m) for m, ok in zip(score["metric"].values, every, strict=True) if ok]
+    else:
+        common = set.intersection(*({str(m) for m in ds["metric"].values}
+                                    for _, ds in pairs))
+        labels = [str(m) for m in pairs[0][1]["metric"].values if str(m) in common]
     if not labels:
         raise ValueError("metrics: no metric is present in every language pair.")
     return labels
@@ -110,6 +123,8 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
     with permutation seed ``seed`` when ``n_permutations`` > 0), the data's hash and the
     human score's label. Runs in a worker: everything it needs is in its arguments."""
     try:
+        if LP_DIM in ds.dims:
+            ds = split_language_pairs(ds)[lp]
         x, z, _, hs = inputs(ds, trait, None, None, list(metrics), run, reference)
     except ValueError as err:
         raise ValueError(f"language pair {lp!r}: {err}") from None
@@ -252,7 +267,7 @@ def wmt_statistics(
     scheduler = check_scheduler(scheduler)
     seed = resolve_seed(random_seed)
     pairs = _language_pairs(data)
-    labels = list(metrics) if metrics is not None else _common_metrics(pairs)
+    labels = list(metrics) if metrics is not None else _common_metrics(data, pairs)
     seeds = [language_pair_seed(seed, lp) for lp, _ in pairs]
     got = run_language_pairs(
         [(lp, ds, s) for (lp, ds), s in zip(pairs, seeds, strict=True)], scheduler, trait=trait,
