@@ -203,16 +203,20 @@ def wmt_statistics(
     ----------
     data : Dataset or dict of str to Dataset
         A campaign with an ``lp`` dim on ``score`` and the human score (e.g.
+        ``bm.read_mtme(path, lp=[...])``, whose pairs are padded to the union of systems,
+        items and metrics and split back per pair by
+        :func:`~bayesmeta.data.schema.split_language_pairs` inside each task, or
         :func:`bayesmeta.wmt.simulate.simulate_language_pairs`), in memory or dask-backed
         (one chunk per language pair keeps memory to one language pair per worker); or one
-        Dataset per language pair (e.g. from :func:`bayesmeta.read_mtme`).
+        Dataset per language pair.
     trait : str
         The human score, the same name in every language pair.
     measures : list of str
         Correlation measures (grouping x coefficient, see
         :func:`bayesmeta.correlation_measures`), default :data:`WMT_MEASURES`.
     metrics : list of str, optional
-        Default: the metrics present in every language pair.
+        Default: the metrics with a score in every language pair (on dask-backed data this
+        scan reads each language pair once more; name the metrics to skip it).
     run, reference :
         Which metric run and reference score each output (as in
         :func:`bayesmeta.correlations`).
