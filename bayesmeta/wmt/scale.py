@@ -223,7 +223,9 @@ def wmt_statistics(
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000 bootstrap resamples and as many posterior draws per
         language pair), ``unit`` of the bootstrap, ``n_permutations`` (SPA's paired
-        permutations per system pair, default 1000; 0 leaves SPA out), ``n_jobs``.
+        permutations per system pair, default 1000; 0 leaves SPA out), ``n_jobs`` (threads
+        within one language pair's task; default the usable cores without a scheduler, 1
+        with one, whose workers are the parallelism).
     ci_prob : float
     random_seed : int, optional
         The campaign's seed; each language pair's seed is derived from it and its label
@@ -277,7 +279,7 @@ def wmt_statistics(
         [(lp, ds, s) for (lp, ds), s in zip(pairs, seeds, strict=True)], scheduler, trait=trait,
         metrics=labels, run=run, reference=reference, measures=names,
         n_resamples=opts.n_resamples, unit=opts.unit, n_permutations=opts.n_permutations,
-        n_jobs=opts.n_jobs)
+        n_jobs=opts.n_jobs if opts.n_jobs is not None or scheduler is None else 1)
     return _result(got, pairs, labels, names + (["spa"] if opts.n_permutations else []),
                    seeds, opts, ci_prob, seed, scheduler)
 
