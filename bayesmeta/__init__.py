@@ -86,6 +86,7 @@ from bayesmeta.wmt import (
     soft_pairwise_accuracy,
     williams_test,
     wmt_ranking,
+    wmt_statistics,
 )
 
 __all__ = [
@@ -157,4 +158,5 @@ __all__ = [
     "validate",
     "williams_test",
     "wmt_ranking",
+    "wmt_statistics",
 ]

@@ -57,7 +57,7 @@ VOCABULARY = frozenset({
     "method", "method2", "variable", "variable2", "measure", "cut", "run", "reference",
     "lhs", "op", "rhs", "model", "n_items", "n_runs", "level", "group", "group2",
     "corruption", "category", "n_refs", "perturbation", "dataset", "set", "size", "n",
-    "statistic", "component", "threshold", "epsilon",
+    "statistic", "component", "threshold", "epsilon", "lp",
 })
 
 #: Table attributes every summary carries.

@@ -74,6 +74,9 @@ KEYWORDS: dict[str, str] = {
     "sampling": "SamplerOptions (or a dict of its fields, 'fast', 'full'): how MCMC runs",
     "random_seed": "the seed (drawn, used and recorded when None)",
     "progress": "whether to show progress (None: when interactive)",
+    "scheduler": "where independent chunks of work run: None (a plain loop, no dask), "
+                 "'synchronous', 'threads' or 'processes' (dask's local schedulers) or a "
+                 "dask.distributed Client (its cluster); the numbers do not depend on it",
     "n_subsets": "number of random subsets of a smaller size (a what-if test set)",
     # design and model choices of single analyses
     "additive_intervals": "corroboration: intervals for the additive-reliability share",

@@ -23,6 +23,8 @@ section).
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import xarray as xr
 
@@ -81,6 +83,95 @@ def simulate_campaign(
                 "run": ["1"]},
         attrs={"source": f"bayesmeta.wmt.simulate_campaign(seed={random_seed}, "
                          f"scale={scale!r})", "lp": lp},
+    )
+    ds["judgment"].attrs.update(scale_min=lo, scale_max=hi)
+    return ds
+
+
+def language_pair_seed(random_seed: int, key: str | int) -> int:
+    """The seed of one language pair, derived from the campaign's seed and the language
+    pair's label by :class:`numpy.random.SeedSequence` (entropy ``(random_seed,
+    crc32(label))``): it depends on neither the other language pairs nor their order, nor on
+    where the language pair is computed, so results do not depend on the scheduler, the
+    chunking or the number of workers.
+
+    Examples
+    --------
+    >>> from bayesmeta.wmt.simulate import language_pair_seed
+    >>> language_pair_seed(0, "en-de") == language_pair_seed(0, "en-de")
+    True
+    """
+    crc = zlib.crc32(str(key).encode())
+    return int(np.random.SeedSequence([int(random_seed), crc]).generate_state(1)[0])
+
+
+def _one_pair(n_systems, n_items, n_metrics, scale, seed):
+    ds = simulate_campaign(n_systems, n_items, n_metrics, scale=scale, random_seed=seed)
+    return (ds["score"].values, ds["judgment"].values, ds["true_loading"].values,
+            ds["true_system_quality"].values)
+
+
+def simulate_language_pairs(
+    n_language_pairs: int = 16,
+    n_systems: int = 20,
+    n_items: int = 1500,
+    n_metrics: int = 40,
+    *,
+    scale: str = "mqm",
+    random_seed: int = 0,
+    lazy: bool = False,
+) -> xr.Dataset:
+    """Simulate a WMT-sized campaign: ``n_language_pairs`` independent language pairs, each
+    from :func:`simulate_campaign` (the model of the module docstring, its own metric
+    loadings and system qualities) with the seed :func:`language_pair_seed` ``(random_seed,
+    "lpNN")``. The defaults are a WMT campaign's size: 16 x 20 x 1,500 x 40 = 19.2 million
+    metric-score cells.
+
+    Returns a Dataset with a leading ``lp`` dim (``"lp00"``, ...) on ``score``,
+    ``judgment``, ``true_loading`` and ``true_system_quality``; with ``lazy=True`` the
+    variables are dask arrays with one chunk per language pair, each simulated only when a
+    computation needs it (nothing of the campaign is held in memory at once). The human
+    score is MQM-like by default (``scale``, as in WMT24/25's main tasks).
+
+    Examples
+    --------
+    >>> from bayesmeta.wmt.simulate import simulate_language_pairs
+    >>> ds = simulate_language_pairs(3, 4, 10, 2, random_seed=1)
+    >>> dict(ds["score"].sizes)
+    {'lp': 3, 'system': 4, 'item': 10, 'metric': 2, 'run': 1}
+    """
+    if n_language_pairs < 1:
+        raise ValueError(f"n_language_pairs must be at least 1, got {n_language_pairs!r}.")
+    lps = [f"lp{k:02d}" for k in range(n_language_pairs)]
+    seeds = [language_pair_seed(random_seed, lp) for lp in lps]
+    shapes = [(n_systems, n_items, n_metrics, 1), (n_systems, n_items, 1), (n_metrics,),
+              (n_systems,)]
+    if lazy:
+        import dask
+        import dask.array as da
+
+        parts = []
+        for s in seeds:
+            d = dask.delayed(_one_pair, nout=4, pure=True)(n_systems, n_items, n_metrics,
+                                                            scale, s)
+            parts.append([da.from_delayed(d[j], shape, float)
+                          for j, shape in enumerate(shapes)])
+        arrays = [da.stack([p[j] for p in parts]) for j in range(4)]
+    else:
+        got = [_one_pair(n_systems, n_items, n_metrics, scale, s) for s in seeds]
+        arrays = [np.stack([g[j] for g in got]) for j in range(4)]
+    lo, hi = _SCALES[scale][2:]
+    ds = xr.Dataset(
+        {"judgment": (("lp", "system", "item", "trait"), arrays[1]),
+         "score": (("lp", "system", "item", "metric", "run"), arrays[0]),
+         "true_loading": (("lp", "metric"), arrays[2]),
+         "true_system_quality": (("lp", "system"), arrays[3])},
+        coords={"lp": lps, "system": [f"sys{s:02d}" for s in range(n_systems)],
+                "item": [f"seg{i:04d}" for i in range(n_items)], "trait": ["quality"],
+                "metric": [f"metric{m:02d}" for m in range(n_metrics)], "run": ["1"],
+                "seed": ("lp", seeds)},
+        attrs={"source": f"bayesmeta.wmt.simulate_language_pairs(seed={random_seed}, "
+                         f"scale={scale!r})"},
     )
     ds["judgment"].attrs.update(scale_min=lo, scale_max=hi)
     return ds
