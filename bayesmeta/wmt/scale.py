@@ -9,8 +9,8 @@ plain loop without dask). Each task reads its language pair, computes the classi
 statistics, and draws its bootstrap and Bayesian-bootstrap resamples in chunks of
 :data:`CHUNK` (so memory holds one language pair and one chunk of resampling weights per
 worker, never the resamples of the campaign). Within-group ``acc_eq`` is the exception: it
-sorts each metric's pairs once and takes all of a kind's resamples in one call, chunked
-inside (:mod:`bayesmeta.correlation._accuracy`).
+sorts each metric's pairs once per language pair and takes the classical row (unit weights)
+and all resamples in one call, chunked inside (:mod:`bayesmeta.correlation._accuracy`).
 
 Seeds are per language pair: :func:`~bayesmeta.wmt.simulate.language_pair_seed` derives an
 integer :math:`s_{lp}` from ``random_seed`` and the language pair's *label*, and the task
@@ -133,7 +133,7 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
     spa = _statistic("spa", 0.0, n_permutations, seed, z.shape[1]) if n_permutations else None
     M, Q = x.shape[0], len(measures) + (spa is not None)
     # within-group acc_eq sorts each metric's pairs once and then takes any number of
-    # resamples cheaply: it gets all of a kind's resamples at once, the rest go in chunks
+    # resamples cheaply: it gets all rows at once, the rest go in chunks
     whole = [j for j, q in enumerate(measures)
              if q.endswith("_acc_eq") and not q.startswith("system_")]
     chunked = [j for j in range(len(measures)) if j not in whole]
@@ -150,16 +150,16 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
 
     spa_col = [len(measures)] if spa is not None else []
     out = np.empty((1 + 2 * n_resamples, M, Q))
-    out[0][:, whole] = stats(None, None, whole)[0]
     out[0][:, chunked + spa_col] = stats(None, None, chunked, bool(spa_col))[0]
+    S, I = z.shape
+    weights = [(np.ones((1, S)), np.ones((1, I)))]          # the classical row: unit weights
     for k, kind in enumerate(("bootstrap", "bayesian")):
         if not n_resamples:
             break
         a, b = resampling_weights(np.random.default_rng(seed + 1 + k), kind, n_resamples,
                                   z.shape, unit)
-        rows = slice(1 + k * n_resamples, 1 + (k + 1) * n_resamples)
-        if whole:
-            out[rows, :, whole] = stats(a, b, whole)
+        weights.append((np.ones((n_resamples, S)) if a is None else a,
+                        np.ones((n_resamples, I)) if b is None else b))
         if chunked + spa_col:
             for s in range(0, n_resamples, CHUNK):
                 sl = slice(s, min(n_resamples, s + CHUNK))
@@ -167,6 +167,9 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
                     chunked + spa_col] = stats(None if a is None else a[sl],
                                                None if b is None else b[sl], chunked,
                                                bool(spa_col))
+    if whole:   # all rows in one call: each metric's pairs are sorted once per language pair
+        out[:, :, whole] = stats(np.concatenate([w[0] for w in weights]),
+                                 np.concatenate([w[1] for w in weights]), whole)
     return out, data_hash(ds[["score"] + [v for v in ("judgment", "rating") if v in ds]]), \
         hs.label
 
