@@ -174,14 +174,11 @@ def pairwise_pvalues(x: np.ndarray, signs: np.ndarray, *, b: np.ndarray | None =
     lead = x.shape[:-2]
     flat = x.reshape(-1, *x.shape[-2:])
     P = signs.shape[0]
-    # an item of weight 0 adds nothing (unless a score is not finite: NaN * 0 is NaN)
-    finite = np.isfinite(flat).all((0, 1))
     out = np.full((bw.shape[0], flat.shape[0], S, S), np.nan)
     for r in range(bw.shape[0]):
-        used = (bw[r] != 0) | ~finite
-        xb = flat[:, :, used] * bw[r, used]                           # (M, S, I')
+        xb = flat * bw[r]                                             # (M, S, I)
         sys_ = xb.sum(-1)                                             # (M, S)
-        part = (xb.reshape(-1, xb.shape[-1]) @ sg[:, used].T).reshape(*xb.shape[:2], -1)
+        part = (xb.reshape(-1, xb.shape[-1]) @ sg.T).reshape(*xb.shape[:2], -1)  # (M, S, P)
         for m in range(flat.shape[0]):   # one metric at a time: (pairs, P) stays in cache
             pm = part[m]
             obs = (sys_[m, iu[0]] - sys_[m, iu[1]])[:, None]
