@@ -24,8 +24,8 @@ block's positive and negative mass for all resamples, whose prefix sums are exac
 concerned) only where its start value plus its positive mass exceeds the best block end.
 
 :func:`accuracy_groups_direct` is the reference: the resamples one at a time as the
-definition reads (it was the engine's code until 0.x); the tests check the two agree to
-1e-12.
+definition reads (the engine's code before this module); the tests check that the two
+agree to 1e-12.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import scipy.sparse
 
 _MAX_ELEMENTS = 2**23          # doubles per temporary (64 MiB)
 _BLOCK = 2048                  # target pairs per block of the bound
+_MAX_BLOCKS = 1024             # and at most this many blocks (a Python loop runs over them)
 
 
 def _pair_terms(xv, zv):
@@ -90,7 +91,8 @@ class _Plan:
         n = self.c.size
         self.n = n
         # blocks: ends at candidates roughly every _BLOCK pairs (0 and n always ends)
-        want = np.arange(1, max(1, n // _BLOCK)) * (n / max(1, n // _BLOCK))
+        nb = max(1, min(n // _BLOCK, _MAX_BLOCKS))
+        want = np.arange(1, nb) * (n / nb)
         ends = self.cand[np.minimum(np.searchsorted(self.cand, want), self.cand.size - 1)]
         self.bounds = np.unique(np.concatenate([[0, n], ends]).astype(np.int64))
         at = np.minimum(np.searchsorted(self.cand, self.bounds), self.cand.size - 1)
