@@ -23,16 +23,23 @@ worker processes and compares it with the kept local draws (``max_abs_diff``, ex
 without rerunning the local one. ``--cluster`` without ``--draws-dir`` runs the local and
 the cluster run of every size in turn.
 
-**Expect hours, not 15 minutes** (measured under a load average of about 13 on 2 cores and
-scaled to an idle machine, so only a guide): one full-size language pair costs about 0.26
-core-seconds per resample (``--sizes lp1 --n-resamples 50 --scheduler none``: 169 s for 2
-x 50 resamples at a load average of 13), so the full campaign (16 language pairs x 2,000
-resamples) is about 70 minutes on 2 cores (40-140), the five-size curve about 2 hours, and
-the cluster run about as long again. Within-item tie-calibrated accuracy (a cumulative sum
-over 285,000 sorted pairs per metric and resample) and SPA (1,000 permutations per
-resample) are about 70% and 20% of it (the statistics timed one by one on one full-size
-language pair). Peak memory of one full-size language pair: 0.56 GiB (resident, one
-worker), so 2 workers stay far below 8 GB.
+**Expect about 10-20 minutes for the full campaign, not measured end to end yet** (a
+projection from one language pair timed on a shared machine; only ratios measured back to
+back are firm). Before the kernels of ``benchmarks/bench_wmt_kernels.py`` one full-size
+language pair cost about 0.26 core-seconds per resample on an idle machine (``--sizes lp1
+--n-resamples 50 --scheduler none``: 169 s for 2 x 50 resamples at a load average of 13),
+about 70 minutes for the campaign on 2 cores; within-item tie-calibrated accuracy and SPA
+were about 70% and 20% of it. ``bench_wmt_kernels.py`` runs the old and the new code back
+to back on one full-size language pair (50 resamples, one thread, load average 13): 59.0
+against 9.1 CPU seconds (6.5 times; 11 times in wall seconds), the same numbers to 9e-16.
+Per resample the new code costs 0.070 CPU seconds at that load (0.58 before, 8.3 times
+less) plus about 4 CPU seconds per language pair to sort each metric's pairs once. Scaling
+the idle-machine 70 minutes by that ratio gives about 9 minutes for the campaign on 2 cores;
+taking the CPU seconds measured under load at face value, about 19. SPA's permutation
+products (a 800 x 1,500 x 1,000 matrix product per resample, kept as it was so that the
+p-values are bit for bit the old ones) are now about two thirds of the time. Peak memory of
+one full-size language pair was 0.56 GiB (resident, one worker) before the change; the new
+kernel adds each metric's sorted pairs (a few MiB) and chunks of at most 64 MiB.
 
 ``--sizes tiny,xs`` runs the two smallest sizes only (a check that the script works);
 ``--n-resamples``/``--n-permutations`` change the resamples (default 1,000 each);

@@ -41,6 +41,8 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from bayesmeta.correlation._accuracy import _pair_terms, _run_ends
+from bayesmeta.correlation._accuracy import accuracy_groups as _accuracy_groups
 from bayesmeta.correlation._kernels import (
     COEFFICIENTS,
     KENDALL_VARIANTS,
@@ -276,56 +278,6 @@ def _system_level(x, z, a_full, b_full, coefs, variant, min_count):
 
 
 # --------------------------------------------------------------------------- acc_eq
-def _pair_terms(xv, zv):
-    """For all pairs k < l of the last axis: |metric difference|, agreement when the metric
-    does not tie, and the change of agreement when it does tie (delta)."""
-    K = xv.shape[-1]
-    k, l_ = np.triu_indices(K, 1)
-    with np.errstate(invalid="ignore"):
-        dm, dh = xv[..., k] - xv[..., l_], zv[..., k] - zv[..., l_]
-        h_tie = dh == 0
-        agree = (~h_tie) & (np.sign(dm) == np.sign(dh)) & (dm != 0)
-    return np.abs(dm), agree.astype(float), h_tie.astype(float) - agree, k, l_
-
-
-def _run_ends(sorted_values: np.ndarray) -> np.ndarray:
-    """True at the last element of each run of equal values (the candidate epsilons)."""
-    d = sorted_values
-    return np.concatenate([d[..., 1:] != d[..., :-1], np.ones_like(d[..., :1], bool)], -1)
-
-
-def _accuracy_groups(x, z, valid, W, group_w, min_count):
-    """acc_eq of each metric (R, M): within-group pairs under member weights W (R, K), one
-    epsilon per metric and resample, groups averaged with weights ``group_w`` (R, G)."""
-    M, G, K = x.shape
-    R = W.shape[0]
-    z = np.broadcast_to(z, (G, K))
-    out = np.full((R, M), np.nan)
-    for m in range(M):
-        absd, agree, delta, k, l_ = _pair_terms(x[m], z)  # (G, P)
-        ok = valid[m][:, k] & valid[m][:, l_]
-        order = np.argsort(absd.ravel(), kind="stable")
-        last = _run_ends(absd.ravel()[order])
-        # epsilon = 0 (no tie but exact ones) is a candidate too: with no exact metric tie
-        # it adds no gain (Deutsch et al. 2023; MTME's tau_optimization starts there)
-        floor = -np.inf if np.any((absd == 0) & ok) else 0.0
-        for rs in _chunks(R, _MAX_BYTES // (absd.size * 48 + 1)):
-            Wr = W[rs]
-            w = Wr[:, None, k] * Wr[:, None, l_] * ok  # (r, G, P)
-            wg = w.sum(-1)
-            few = ((Wr > 0)[:, None, :] & valid[m][None]).sum(-1) < min_count
-            beta = np.ones(wg.shape) if group_w is None else np.array(group_w[rs], float)
-            beta = np.where((wg > 0) & ~few, beta, 0.0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                coef = (beta / np.where(wg > 0, wg, 1) / beta.sum(-1, keepdims=True))[
-                    ..., None] * w
-                base = (coef * agree).sum((-1, -2))
-                gain = np.cumsum((coef * delta).reshape(coef.shape[0], -1)[:, order], -1)
-            acc = base + np.maximum(gain[:, last].max(-1), floor)
-            out[rs, m] = np.where(beta.sum(-1) > 0, acc, np.nan)
-    return out
-
-
 def _system_accuracy(x, z, a_full, b_full, min_count):
     xm, zm = _system_means(x, z, b_full)  # (R, M, S), (R, S)
     R, M = xm.shape[:2]

@@ -173,14 +173,16 @@ def pairwise_pvalues(x: np.ndarray, signs: np.ndarray, *, b: np.ndarray | None =
     bw = np.asarray(b, float)
     lead = x.shape[:-2]
     flat = x.reshape(-1, *x.shape[-2:])
+    P = signs.shape[0]
     out = np.full((bw.shape[0], flat.shape[0], S, S), np.nan)
     for r in range(bw.shape[0]):
         xb = flat * bw[r]                                             # (M, S, I)
         sys_ = xb.sum(-1)                                             # (M, S)
         part = (xb.reshape(-1, xb.shape[-1]) @ sg.T).reshape(*xb.shape[:2], -1)  # (M, S, P)
-        null = part[:, iu[0], :] - part[:, iu[1], :]                  # (M, pairs, P)
-        obs = (sys_[:, iu[0]] - sys_[:, iu[1]])[:, :, None]
-        out[r][:, iu[0], iu[1]] = (null >= obs).mean(-1)
+        for m in range(flat.shape[0]):   # one metric at a time: (pairs, P) stays in cache
+            pm = part[m]
+            obs = (sys_[m, iu[0]] - sys_[m, iu[1]])[:, None]
+            out[r, m, iu[0], iu[1]] = np.count_nonzero(pm[iu[0]] - pm[iu[1]] >= obs, -1) / P
     return out.reshape(bw.shape[0], *lead, S, S)
 
 

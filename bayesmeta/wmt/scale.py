@@ -8,7 +8,9 @@ scores only. :func:`wmt_statistics` therefore maps one task over the language pa
 plain loop without dask). Each task reads its language pair, computes the classical
 statistics, and draws its bootstrap and Bayesian-bootstrap resamples in chunks of
 :data:`CHUNK` (so memory holds one language pair and one chunk of resampling weights per
-worker, never the resamples of the campaign).
+worker, never the resamples of the campaign). Within-group ``acc_eq`` is the exception: it
+sorts each metric's pairs once per language pair and takes the classical row (unit weights)
+and all resamples in one call, chunked inside (:mod:`bayesmeta.correlation._accuracy`).
 
 Seeds are per language pair: :func:`~bayesmeta.wmt.simulate.language_pair_seed` derives an
 integer :math:`s_{lp}` from ``random_seed`` and the language pair's *label*, and the task
@@ -130,28 +132,44 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
         raise ValueError(f"language pair {lp!r}: {err}") from None
     spa = _statistic("spa", 0.0, n_permutations, seed, z.shape[1]) if n_permutations else None
     M, Q = x.shape[0], len(measures) + (spa is not None)
+    # within-group acc_eq sorts each metric's pairs once and then takes any number of
+    # resamples cheaply: it gets all rows at once, the rest go in chunks
+    whole = [j for j, q in enumerate(measures)
+             if q.endswith("_acc_eq") and not q.startswith("system_")]
+    chunked = [j for j in range(len(measures)) if j not in whole]
 
-    def stats(a, b):
+    def stats(a, b, cols, with_spa=False):
         parts = []
-        if measures:
+        if cols:
             parts.append(measure_draws(x, z, system_weights=a, item_weights=b,
-                                       measures=measures, n_jobs=n_jobs))
-        if spa is not None:
+                                       measures=[measures[j] for j in cols], n_jobs=n_jobs))
+        if with_spa:
             v = spa(x, z, a, b)
             parts.append((v if a is not None or b is not None else v[None])[..., None])
-        return np.concatenate(parts, -1)
+        return np.concatenate(parts, -1) if parts else np.empty((1, M, 0))
 
+    spa_col = [len(measures)] if spa is not None else []
     out = np.empty((1 + 2 * n_resamples, M, Q))
-    out[0] = stats(None, None)[0]
+    out[0][:, chunked + spa_col] = stats(None, None, chunked, bool(spa_col))[0]
+    S, I = z.shape
+    weights = [(np.ones((1, S)), np.ones((1, I)))]          # the classical row: unit weights
     for k, kind in enumerate(("bootstrap", "bayesian")):
         if not n_resamples:
             break
         a, b = resampling_weights(np.random.default_rng(seed + 1 + k), kind, n_resamples,
                                   z.shape, unit)
-        for s in range(0, n_resamples, CHUNK):
-            sl = slice(s, min(n_resamples, s + CHUNK))
-            out[1 + k * n_resamples + s: 1 + k * n_resamples + sl.stop] = stats(
-                None if a is None else a[sl], None if b is None else b[sl])
+        weights.append((np.ones((n_resamples, S)) if a is None else a,
+                        np.ones((n_resamples, I)) if b is None else b))
+        if chunked + spa_col:
+            for s in range(0, n_resamples, CHUNK):
+                sl = slice(s, min(n_resamples, s + CHUNK))
+                out[1 + k * n_resamples + s: 1 + k * n_resamples + sl.stop, :,
+                    chunked + spa_col] = stats(None if a is None else a[sl],
+                                               None if b is None else b[sl], chunked,
+                                               bool(spa_col))
+    if whole:   # all rows in one call: each metric's pairs are sorted once per language pair
+        out[:, :, whole] = stats(np.concatenate([w[0] for w in weights]),
+                                 np.concatenate([w[1] for w in weights]), whole)
     return out, data_hash(ds[["score"] + [v for v in ("judgment", "rating") if v in ds]]), \
         hs.label
 
