@@ -1,4 +1,4 @@
-"""Null calibration of the WMT significance tests and posteriors (issue 25, "Must show").
+r"""Null calibration of the WMT significance tests and posteriors (issue 25, "Must show").
 
 Two metrics of equal validity (same loading, independent noise) in a campaign of
 :func:`bayesmeta.wmt.simulate.simulate_campaign`: by exchangeability the true difference of
@@ -15,6 +15,18 @@ Usage::
     nice python benchmarks/wmt_null_calibration.py [n_reps] [n_permutations] [n_resamples] [bias_sd]
 
 Writes JSON lines to ``benchmarks/results/wmt_null_calibration.jsonl`` (one per setting).
+
+The paired-bootstrap study (label ``paired-bootstrap``; issue 25's calibrated test)::
+
+    nice python benchmarks/wmt_null_calibration.py paired [n_reps] [n_permutations] \
+        [n_resamples] [bias_sd] [n_systems ...]
+
+per campaign and statistic: the percentile test of the paired bootstrap difference
+(Efron & Tibshirani 1993, sec. 16.4: reject "equal expected statistic" at two-sided 5% when
+0 lies outside the 95% percentile interval of :math:`\hat\theta_A^* - \hat\theta_B^*`,
+both metrics' statistics on the same resample) for each resampled ``unit``, the 94%
+interval of that difference and the 94% HDI of the Bayesian-bootstrap difference (cover 0
+or not), and the swap permutation tests (two-sided p as above).
 """
 
 from __future__ import annotations
@@ -92,5 +104,85 @@ def main(n_reps: int = 100, n_perm: int = 200, n_res: int = 200, bias_sd: float 
         print(json.dumps(rec), flush=True)
 
 
+UNITS = ("both", "systems", "items")
+
+
+def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
+               bias_sd: float) -> dict:
+    """One null campaign: per statistic, the paired-bootstrap tests and intervals of every
+    unit, the Bayesian-bootstrap HDI, and the swap tests' two-sided p-values."""
+    from bayesmeta.wmt._common import draws, inputs
+    from bayesmeta.wmt.clusters import _statistic
+
+    ds = _equal_metrics(n_systems, n_items, seed, bias_sd)
+    x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+    out = {}
+    for label, (stat_name, kw, scheme) in STATISTICS.items():
+        row: dict = {}
+        if scheme == "both":
+            stat = _statistic(stat_name, kw.get("threshold", 25.0), n_perm or 100, 4,
+                              z.shape[1])
+            for unit in UNITS:
+                b = draws(stat, x, z, "bootstrap", n_res, seed + 1, unit)
+                d = b[:, 0] - b[:, 1]
+                lo95, hi95 = np.nanquantile(d, [0.025, 0.975])
+                lo94, hi94 = np.nanquantile(d, [0.03, 0.97])
+                row[f"boot_{unit}_reject"] = bool(not lo95 <= 0 <= hi95)
+                row[f"boot_{unit}_covers"] = bool(lo94 <= 0 <= hi94)
+            post = draws(stat, x, z, "bayesian", n_res, seed + 2)
+            d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
+            hdi = summarize(d, ci_prob=0.94)["interval"].values
+            row["hdi_covers"] = bool(hdi[0] <= 0 <= hdi[1])
+            pb = float((d.values > 0).mean() + 0.5 * (d.values == 0).mean())
+            row["bayes_reject"] = bool(min(pb, 1 - pb) <= 0.025)
+        if n_perm:
+            schemes = [scheme] + (["systems"] if stat_name == "system_pearson" else [])
+            for sc in schemes:
+                res = bm.significance_clusters(
+                    ds, "quality", statistic=stat_name, random_seed=seed,
+                    pair_test="permutation",
+                    resampling={"n_permutations": n_perm, "n_resamples": 0, "scheme": sc},
+                    **kw)
+                p = min(1.0, 2 * float(res.matrix().to_numpy()[0, 1]))
+                row[f"swap_{sc}_reject"] = bool(p <= 0.05)
+        out[label] = row
+    return out
+
+
+def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
+                bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
+    """The ``paired-bootstrap`` study: one JSON line per number of systems, each rate with
+    its binomial Monte Carlo sd."""
+    for n_systems in systems:
+        t0 = time.time()
+        rows = [one_paired(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
+                for r in range(n_reps)]
+        summary = {}
+        for stat in STATISTICS:
+            keys = sorted({k for r in rows for k in r[stat]})
+            summary[stat] = {}
+            for k in keys:
+                rate = float(np.mean([r[stat][k] for r in rows]))
+                summary[stat][k] = [round(rate, 4),
+                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+        rec = {"benchmark": "wmt_null_calibration", "label": "paired-bootstrap",
+               "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
+               "test": "two-sided 5%: 0 outside the 95% interval (bootstrap), "
+                       "P(A beats B) outside [0.025, 0.975] (Bayesian), 2 x one-sided p "
+                       "<= 0.05 (swap); covers: 94% interval contains 0",
+               "rates": "[rate, binomial Monte Carlo sd]",
+               "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
+               "results": summary, "seconds": round(time.time() - t0, 1),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
 if __name__ == "__main__":
-    main(*[int(a) for a in sys.argv[1:4]], *[float(a) for a in sys.argv[4:5]])
+    if sys.argv[1:2] == ["paired"]:
+        a = sys.argv[2:]
+        paired_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
+                    *([tuple(int(v) for v in a[4:])] if a[4:] else []))
+    else:
+        main(*[int(a) for a in sys.argv[1:4]], *[float(a) for a in sys.argv[4:5]])

@@ -33,10 +33,12 @@ from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels, ties
-from bayesmeta.wmt._common import WMTResult, evaluate, inputs
+from bayesmeta.wmt._common import WMTResult, draws, evaluate, inputs
 from bayesmeta.wmt.statistics import SPA_SEED
 
 WMT_STATISTICS = ("spa", "pdp", "kendall_like")
+#: How two metrics are tested (``pair_test``).
+PAIR_TESTS = ("bootstrap", "permutation")
 _ACC_GROUPING = {"within_item": "item", "within_system": "system", "global": "global"}
 
 
@@ -110,6 +112,65 @@ def swap_pvalues(stat, x, z, order, n_permutations, seed, chunk=100
     return sig, null
 
 
+def _swap_significance(statistic, stat, acc, eps, x, z, order, opts, seed) -> np.ndarray:
+    """The permutation tests' significance matrix (raw p = b/n), in ``order``."""
+    M = len(order)
+    if acc:
+        level = split_measure(parse_measures(statistic)[0])[0]
+        xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
+                            ) if level == "system" else (x, z, _ACC_GROUPING[level])
+        if opts.scheme == "pairs":
+            agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
+            return ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
+
+        def recalibrated(h, zh, a, b):
+            return ties.calibrated_accuracy(h, zh, grouping=grouping)
+        return swap_pvalues(recalibrated, xx, zz, order, opts.n_permutations, seed)[0]
+    if statistic in WMT_STATISTICS:
+        return swap_pvalues(stat, x, z, order, opts.n_permutations, seed)[0]
+    xx, zz = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True)) if statistic.startswith(
+        "system_") else (x, z)
+    pairs = [(int(order[i]), int(order[j])) for i in range(M) for j in range(i + 1, M)]
+    t = permutation_test(xx, zz, pairs, measures=statistic, scheme=opts.scheme,
+                         n_permutations=opts.n_permutations, pvalue="raw",
+                         alternative="greater", random_seed=seed, progress=False,
+                         n_jobs=opts.n_jobs)
+    sig = np.zeros((M, M))
+    sig[np.triu_indices(M, 1)] = t["exceed"].values[:, 0] / opts.n_permutations
+    return sig
+
+
+def bootstrap_pvalues(boot: np.ndarray, order: np.ndarray, pvalue: str = "raw"
+                      ) -> np.ndarray:
+    r"""Significance matrix (rows/columns in ``order``) of the paired bootstrap test:
+    ``sig[i, j]`` (i < j) is the share of resamples in which metric ``order[j]`` is at
+    least as good as ``order[i]``,
+
+    .. math:: p_{ij} = \frac{\#\{r: \hat\theta^{*r}_{j} \ge \hat\theta^{*r}_{i}\}}{n}
+        \quad\text{(or } (b + 1) / (n + 1) \text{ with } ``pvalue="plus-one"``),
+
+    both statistics computed on the same resample ``r`` of ``boot`` ``(n, M)``; resamples
+    where either is undefined are left out. :math:`p_{ij} \le \alpha` exactly when 0 lies
+    below the lower :math:`\alpha` percentile of the paired difference
+    :math:`\hat\theta^*_i - \hat\theta^*_j`: the percentile-interval test of "equal
+    expected statistic" (Efron & Tibshirani 1993, *An Introduction to the Bootstrap*,
+    sec. 16.4; Koehn 2004's paired bootstrap for MT)."""
+    if pvalue not in ("raw", "plus-one"):
+        raise ValueError(f"pvalue must be 'raw' or 'plus-one', got {pvalue!r}.")
+    b = np.asarray(boot, float)[:, order]
+    M = b.shape[1]
+    d = b[:, :, None] - b[:, None, :]                               # (n, M, M): i - j
+    ok = np.isfinite(d)
+    hits = ((d <= 0) & ok).sum(0).astype(float)
+    n = ok.sum(0).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sig = hits / n if pvalue == "raw" else (hits + 1) / (n + 1)
+    out = np.zeros((M, M))
+    iu = np.triu_indices(M, 1)
+    out[iu] = np.where(n[iu] > 0, sig[iu], np.nan)
+    return out
+
+
 def significance_clusters(
     data: xr.Dataset,
     trait: str | None = None,
@@ -122,6 +183,7 @@ def significance_clusters(
     metrics: Sequence[str] | None = None,
     run: Any = None,
     reference: Any = "first",
+    pair_test: str | None = None,
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
@@ -196,15 +258,25 @@ def significance_clusters(
     ci_prob = check_ci_prob(ci_prob)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
-    if opts.n_permutations < 1:
-        raise ValueError("resampling: n_permutations must be at least 1.")
+    test = pair_test if pair_test is not None else (
+        "bootstrap" if opts.n_resamples else "permutation")
+    if test not in PAIR_TESTS:
+        raise ValueError(f"pair_test must be one of {', '.join(PAIR_TESTS)}, got "
+                         f"{pair_test!r}.")
+    if test == "bootstrap" and opts.n_resamples < 1:
+        raise ValueError("pair_test='bootstrap' needs resampling n_resamples >= 1 (the "
+                         "paired bootstrap draws); use pair_test='permutation' without them.")
+    if opts.n_permutations < 1 and (test == "permutation" or statistic == "spa"):
+        raise ValueError("resampling: n_permutations must be at least 1"
+                         + (" (SPA's own system-pair tests)." if test == "bootstrap" else "."))
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
     acc = statistic not in WMT_STATISTICS and split_measure(
         parse_measures(statistic)[0])[1] == "acc_eq"
-    if opts.scheme == "pairs" and not acc:
+    if test == "permutation" and opts.scheme == "pairs" and not acc:
         raise ValueError("resampling: scheme 'pairs' (swapping pairwise comparisons) is for "
                          "tie-calibrated accuracy (acc_eq) only.")
-    if (acc or statistic in WMT_STATISTICS) and opts.scheme not in ("both", "pairs"):
+    if test == "permutation" and (acc or statistic in WMT_STATISTICS
+                                  ) and opts.scheme not in ("both", "pairs"):
         raise ValueError(f"resampling: scheme {opts.scheme!r} is not available for "
                          f"{statistic}; use 'both'" + (" or 'pairs'." if acc else "."))
     seed = resolve_seed(SPA_SEED if random_seed is None and statistic == "spa"
@@ -223,29 +295,15 @@ def significance_clusters(
         xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
                             ) if level == "system" else (x, z, _ACC_GROUPING[level])
         _, eps = ties.calibrate_ties(xx, zz, grouping=grouping)
-        if opts.scheme == "pairs":
-            agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
-            sig = ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
-        else:
-            def recalibrated(h, zh, a, b):
-                return ties.calibrated_accuracy(h, zh, grouping=grouping)
-            sig = swap_pvalues(recalibrated, xx, zz, order, opts.n_permutations, seed)[0]
-    elif statistic in WMT_STATISTICS:
-        sig = swap_pvalues(stat, x, z, order, opts.n_permutations, seed)[0]
+    pair_draws = None
+    if test == "bootstrap":
+        pair_draws = draws(stat, x, z, "bootstrap", opts.n_resamples, seed + 3, "systems")
+        sig = bootstrap_pvalues(pair_draws, order, opts.pvalue)
     else:
-        xx, zz = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True)) if statistic.startswith(
-            "system_") else (x, z)
-        pairs = [(int(order[i]), int(order[j])) for i in range(M) for j in range(i + 1, M)]
-        t = permutation_test(xx, zz, pairs, measures=statistic, scheme=opts.scheme,
-                             n_permutations=opts.n_permutations, pvalue="raw",
-                             alternative="greater", random_seed=seed, progress=False,
-                             n_jobs=opts.n_jobs)
-        sig = np.zeros((M, M))
-        iu = np.triu_indices(M, 1)
-        sig[iu] = t["exceed"].values[:, 0] / opts.n_permutations
-    if opts.pvalue == "plus-one":
-        iu = np.triu_indices(M, 1)
-        sig[iu] = (sig[iu] * opts.n_permutations + 1) / (opts.n_permutations + 1)
+        sig = _swap_significance(statistic, stat, acc, eps, x, z, order, opts, seed)
+        if opts.pvalue == "plus-one":
+            iu = np.triu_indices(M, 1)
+            sig[iu] = (sig[iu] * opts.n_permutations + 1) / (opts.n_permutations + 1)
     clusters = np.empty(M, int)
     clusters[order] = kernels.assign_ranks(sig, alpha)
     details = res.details()
@@ -257,14 +315,20 @@ def significance_clusters(
     extra["significance"] = xr.DataArray(sig, dims=("metric", "metric2"),
                                          coords={"metric": sorted_labels,
                                                  "metric2": sorted_labels})
+    if pair_draws is not None:
+        extra["pair_bootstrap"] = xr.DataArray(pair_draws, dims=("resample", "metric"),
+                                               coords={"metric": list(labels)})
     info = dict(res.info)
     swapped = ("each pair's comparisons, ties calibrated per metric"
                if opts.scheme == "pairs" else f"scores ({opts.scheme}), z-scored"
                + (", ties re-calibrated per permutation" if acc else ""))
-    info["test"] = (f"permutation (swap {swapped}), "
-                    f"{opts.n_permutations} per pair, p = "
-                    + ("b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)")
-                    + f", significant at p <= {alpha:g}")
+    p_rule = "b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)"
+    info["test"] = (f"paired bootstrap (systems resampled, seed + 3), "
+                    f"{opts.n_resamples} resamples, p = {p_rule} (b: resamples where the "
+                    f"lower-ranked metric is at least as good)" if test == "bootstrap" else
+                    f"permutation (swap {swapped}; tests exchangeability), "
+                    f"{opts.n_permutations} per pair, p = {p_rule}"
+                    ) + f", significant at p <= {alpha:g}"
     return ClustersResult(res.summary(), title=res.title, info=info, details=details,
                           extra=extra, ci_prob=ci_prob, random_seed=seed,
                           data_hash=res.provenance.get("data_hash"),
