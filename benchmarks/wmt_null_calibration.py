@@ -119,7 +119,7 @@ def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
     out = {}
     for label, (stat_name, kw, scheme) in STATISTICS.items():
         row: dict = {}
-        if scheme == "both":
+        if scheme == "both" and n_res:
             stat = _statistic(stat_name, kw.get("threshold", 25.0), n_perm or 100, 4,
                               z.shape[1])
             for unit in UNITS:
@@ -165,7 +165,8 @@ def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
                 rate = float(np.mean([r[stat][k] for r in rows]))
                 summary[stat][k] = [round(rate, 4),
                                     round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
-        rec = {"benchmark": "wmt_null_calibration", "label": "paired-bootstrap",
+        rec = {"benchmark": "wmt_null_calibration",
+               "label": "paired-bootstrap" if n_res else "swap-tests",
                "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
                "test": "two-sided 5%: 0 outside the 95% interval (bootstrap), "
                        "P(A beats B) outside [0.025, 0.975] (Bayesian), 2 x one-sided p "

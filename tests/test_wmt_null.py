@@ -81,3 +81,30 @@ def test_pair_test_choice_and_errors():
     with pytest.raises(ValueError, match="n_resamples"):
         bm.significance_clusters(ds, "quality", pair_test="bootstrap",
                                  resampling={"n_resamples": 0})
+
+
+def test_wmt_ranking_paired_bootstrap():
+    """Overall WMT score tested by the paired bootstrap: a metric identical to another
+    differs by exactly 0 in every resample, so p = 1 (closed form: b = n); a metric of pure
+    noise against a valid one is significantly worse (p below 0.05)."""
+    data = {}
+    for k, lp in enumerate(("en-de", "ja-zh")):
+        ds = simulate_campaign(8, 15, 2, random_seed=30 + k, loadings=(0.9, 0.9),
+                               bias_sd=0.0)
+        x = ds["score"].values.copy()
+        noise = np.random.default_rng(k).normal(size=x[:, :, :1].shape)
+        ds = ds.reindex(metric=["metric00", "metric01", "noise"])
+        ds["score"].values[:, :, :2] = x
+        ds["score"].values[:, :, 2:] = noise
+        ds["score"].values[:, :, 1:2] = x[:, :, :1]                 # metric01 = metric00
+        data[lp] = ds
+    res = bm.wmt_ranking(data, "quality", pair_test="bootstrap", random_seed=1,
+                         resampling={"n_resamples": 100, "n_permutations": 50})
+    assert res.info["test"].startswith("paired bootstrap")
+    sig = res.matrix()
+    twins = [m for m in sig.index if m != "noise"]
+    assert sig.loc[twins[0], twins[1]] == pytest.approx(1.0, abs=1e-12)
+    assert list(sig.index)[-1] == "noise"
+    assert sig.loc[twins[0], "noise"] <= 0.05
+    with pytest.raises(ValueError, match="pair_test"):
+        bm.wmt_ranking(data, "quality", pair_test="t")
