@@ -180,8 +180,44 @@ def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
         print(json.dumps(rec), flush=True)
 
 
+def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> None:
+    """Why the comparison swap over-rejects: the sd of acc_eq(A) - acc_eq(B) across null
+    campaigns (per-output errors only) against the mean sd of the comparison-swap null,
+    :math:`\\sqrt{\\sum_p c_p^2 d_p^2}` (independent sign flips keep only the diagonal of
+    the covariance; comparisons sharing an output are positively correlated). Label
+    ``pairs-variance``; the normal approximation of the rejection rate at a nominal
+    two-sided 5% is :math:`2\\Phi(-1.96 / \\text{ratio})`."""
+    from scipy.stats import norm
+
+    from bayesmeta.wmt import ties
+    from bayesmeta.wmt._common import inputs
+
+    for n_systems in systems:
+        d_obs, sd_swap = [], []
+        for r in range(n_reps):
+            ds = _equal_metrics(n_systems, 50, 50000 + 100 * n_systems + r, 0.0)
+            x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+            _, eps = ties.calibrate_ties(x, z, grouping="item")
+            agree, coef = ties.agreement(x, z, eps, grouping="item")
+            diff = (agree[0] - agree[1]) * coef
+            d_obs.append(diff.sum())
+            sd_swap.append(np.sqrt((diff ** 2).sum()))
+        ratio = float(np.std(d_obs, ddof=1) / np.mean(sd_swap))
+        rec = {"benchmark": "wmt_null_calibration", "label": "pairs-variance",
+               "n_systems": n_systems, "n_items": 50, "bias_sd": 0.0, "n_reps": n_reps,
+               "sd_null_difference": float(np.std(d_obs, ddof=1)),
+               "mean_sd_comparison_swap": float(np.mean(sd_swap)), "ratio": ratio,
+               "implied_rejection_at_5pct": float(2 * norm.sf(1.959964 / ratio)),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["paired"]:
+    if sys.argv[1:2] == ["variance"]:
+        pairs_variance(*[int(v) for v in sys.argv[2:3]])
+    elif sys.argv[1:2] == ["paired"]:
         a = sys.argv[2:]
         paired_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
                     *([tuple(int(v) for v in a[4:])] if a[4:] else []))
