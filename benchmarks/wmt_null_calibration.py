@@ -21,7 +21,10 @@ The paired-bootstrap study (label ``paired-bootstrap``; issue 25's calibrated te
     nice python benchmarks/wmt_null_calibration.py paired [n_reps] [n_permutations] \
         [n_resamples] [bias_sd] [n_systems ...]
 
-per campaign and statistic: the percentile test of the paired bootstrap difference
+per campaign and statistic: the bootstrap-t test of the paired difference over systems
+(``boot_t``: :math:`|\hat\theta_A - \hat\theta_B| / s^* > t_{S-1, 0.975}`, the test of
+``significance_clusters(pair_test="bootstrap")``; covers: the 94% t interval contains 0),
+the percentile test of the paired bootstrap difference
 (Efron & Tibshirani 1993, sec. 16.4: reject "equal expected statistic" at two-sided 5% when
 0 lies outside the 95% percentile interval of :math:`\hat\theta_A^* - \hat\theta_B^*`,
 both metrics' statistics on the same resample) for each resampled ``unit``, the 94%
@@ -111,6 +114,8 @@ def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
                bias_sd: float) -> dict:
     """One null campaign: per statistic, the paired-bootstrap tests and intervals of every
     unit, the Bayesian-bootstrap HDI, and the swap tests' two-sided p-values."""
+    from scipy.stats import t as t_dist
+
     from bayesmeta.wmt._common import draws, inputs
     from bayesmeta.wmt.clusters import _statistic
 
@@ -129,6 +134,13 @@ def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
                 lo94, hi94 = np.nanquantile(d, [0.03, 0.97])
                 row[f"boot_{unit}_reject"] = bool(not lo95 <= 0 <= hi95)
                 row[f"boot_{unit}_covers"] = bool(lo94 <= 0 <= hi94)
+                if unit == "systems":
+                    # the test of significance_clusters(pair_test="bootstrap"): bootstrap-t
+                    pt = np.asarray(stat(x, z, None, None), float)
+                    se, df = np.nanstd(d, ddof=1), n_systems - 1
+                    tt = abs(pt[0] - pt[1]) / se
+                    row["boot_t_reject"] = bool(tt > t_dist.ppf(0.975, df))
+                    row["boot_t_covers"] = bool(tt <= t_dist.ppf(0.97, df))
             post = draws(stat, x, z, "bayesian", n_res, seed + 2)
             d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
             hdi = summarize(d, ci_prob=0.94)["interval"].values

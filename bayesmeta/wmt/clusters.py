@@ -142,36 +142,52 @@ def _swap_significance(statistic, stat, acc, eps, x, z, order, opts, seed) -> np
     return sig
 
 
-def bootstrap_pvalues(boot: np.ndarray, order: np.ndarray, pvalue: str = "raw"
-                      ) -> np.ndarray:
+def bootstrap_pvalues(point: np.ndarray, boot: np.ndarray, order: np.ndarray,
+                      n_systems: int) -> np.ndarray:
     r"""Significance matrix (rows/columns in ``order``) of the paired bootstrap test:
-    ``sig[i, j]`` (i < j) is the share of resamples in which metric ``order[j]`` is at
-    least as good as ``order[i]``,
+    ``sig[i, j]`` (i < j) is the one-sided p-value of "metric ``order[j]`` is at least as
+    good as ``order[i]``",
 
-    .. math:: p_{ij} = \frac{\#\{r: \hat\theta^{*r}_{j} \ge \hat\theta^{*r}_{i}\}}{n}
-        \quad\text{(or } (b + 1) / (n + 1) \text{ with } ``pvalue="plus-one"``),
+    .. math:: p_{ij} = P\big(T_{S-1} \ge (\hat\theta_i - \hat\theta_j) / s^*_{ij}\big),
 
-    both statistics computed on the same resample ``r`` of ``boot`` ``(n, M)``; resamples
-    where either is undefined are left out. :math:`p_{ij} \le \alpha` exactly when 0 lies
-    below the lower :math:`\alpha` percentile of the paired difference
-    :math:`\hat\theta^*_i - \hat\theta^*_j`: the percentile-interval test of "equal
-    expected statistic" (Efron & Tibshirani 1993, *An Introduction to the Bootstrap*,
-    sec. 16.4; Koehn 2004's paired bootstrap for MT)."""
-    if pvalue not in ("raw", "plus-one"):
-        raise ValueError(f"pvalue must be 'raw' or 'plus-one', got {pvalue!r}.")
+    :math:`s^*_{ij}` the sd of the paired differences
+    :math:`\hat\theta^{*r}_i - \hat\theta^{*r}_j` over the resamples ``boot`` ``(n, M)``
+    (both statistics on the same resample r; resamples where either is undefined are left
+    out) and :math:`T_{S-1}` Student's t with one degree of freedom fewer than the
+    ``n_systems`` resampled: the bootstrap-t test of equal expected statistic (Efron &
+    Tibshirani 1993, *An Introduction to the Bootstrap*, ch. 16, with the bootstrap
+    standard error; the t reference as a paired t-test over systems). A difference with
+    :math:`s^* = 0` has p = 1 when it is 0 or negative and 0 otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesmeta.wmt.clusters import bootstrap_pvalues
+    >>> boot = np.array([[0.5, 0.4], [0.7, 0.4], [0.6, 0.5]])
+    >>> round(float(bootstrap_pvalues(np.array([0.6, 0.4]), boot, np.array([0, 1]), 5)[0, 1]),
+    ...       4)
+    0.0792
+    """
+    from scipy import stats
+
+    if n_systems < 2:
+        raise ValueError(f"n_systems must be at least 2, got {n_systems!r}.")
     b = np.asarray(boot, float)[:, order]
+    pt = np.asarray(point, float)[order]
     M = b.shape[1]
-    d = b[:, :, None] - b[:, None, :]                               # (n, M, M): i - j
-    ok = np.isfinite(d)
-    hits = ((d <= 0) & ok).sum(0).astype(float)
-    n = ok.sum(0).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sig = hits / n if pvalue == "raw" else (hits + 1) / (n + 1)
     out = np.zeros((M, M))
-    iu = np.triu_indices(M, 1)
-    out[iu] = np.where(n[iu] > 0, sig[iu], np.nan)
+    for i in range(M):
+        for j in range(i + 1, M):
+            d = b[:, i] - b[:, j]
+            d = d[np.isfinite(d)]
+            delta = pt[i] - pt[j]
+            if d.size < 2 or not np.isfinite(delta):
+                out[i, j] = np.nan
+                continue
+            sd = d.std(ddof=1)
+            out[i, j] = (float(stats.t.sf(delta / sd, n_systems - 1)) if sd > 0
+                         else float(delta <= 0))
     return out
-
 
 def significance_clusters(
     data: xr.Dataset,
@@ -328,7 +344,7 @@ def significance_clusters(
     pair_draws = None
     if test == "bootstrap":
         pair_draws = draws(stat, x, z, "bootstrap", opts.n_resamples, seed + 3, "systems")
-        sig = bootstrap_pvalues(pair_draws, order, opts.pvalue)
+        sig = bootstrap_pvalues(point, pair_draws, order, z.shape[0])
     else:
         sig = _swap_significance(statistic, stat, acc, eps, x, z, order, opts, seed)
         if opts.pvalue == "plus-one":
@@ -353,9 +369,9 @@ def significance_clusters(
                if opts.scheme == "pairs" else f"scores ({opts.scheme}), z-scored"
                + (", ties re-calibrated per permutation" if acc else ""))
     p_rule = "b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)"
-    info["test"] = (f"paired bootstrap (systems resampled, seed + 3), "
-                    f"{opts.n_resamples} resamples, p = {p_rule} (b: resamples where the "
-                    f"lower-ranked metric is at least as good)" if test == "bootstrap" else
+    info["test"] = (f"paired bootstrap-t (systems resampled, seed + 3, "
+                    f"{opts.n_resamples} resamples; difference / its bootstrap sd against "
+                    f"Student's t with {z.shape[0] - 1} df)" if test == "bootstrap" else
                     f"permutation (swap {swapped}; tests exchangeability), "
                     f"{opts.n_permutations} per pair, p = {p_rule}"
                     ) + f", significant at p <= {alpha:g}"

@@ -120,8 +120,9 @@ def wmt_ranking(
         (:func:`bayesmeta.significance_clusters`, Notes). ``"bootstrap"``: the paired
         bootstrap over systems, the tasks' draws weighted and summed draw by draw (the two
         tasks of a language pair on the same system resample), p as in
-        :func:`bayesmeta.wmt.clusters.bootstrap_pvalues`: tests equal expected overall
-        score; it needs ``n_resamples`` >= 1.
+        :func:`bayesmeta.wmt.clusters.bootstrap_pvalues` (t with the smallest language
+        pair's number of systems less one as df): tests equal expected overall score; it
+        needs ``n_resamples`` >= 1.
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per task and pair, default 1000; also SPA's inner tests),
         ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``,
@@ -214,7 +215,9 @@ def wmt_ranking(
     M = len(labels)
     order = kernels.sort_order(score, labels)
     if pair_test == "bootstrap":
-        sig = bootstrap_pvalues(null, order)
+        # the systems resampled: the smallest language pair's count sets the t's df
+        n_sys = min(int(sets[lp].sizes["system"]) for lp in lps)
+        sig = bootstrap_pvalues(score, null, order, n_sys)
     else:
         sig = np.zeros((M, M))
         for a in range(M):
@@ -243,7 +246,7 @@ def wmt_ranking(
     info = {"protocol": f"{protocol}: SPA (system) and acc_eq within items (segment) per "
                         f"language pair, {n_tasks} tasks weighted equally",
             "language pairs": ", ".join(lps),
-            "test": (f"paired bootstrap over systems, the tasks' draws summed, "
+            "test": (f"paired bootstrap-t over systems, the tasks' draws summed, "
                      f"{opts.n_resamples} resamples" if pair_test == "bootstrap" else
                      f"tasks' permutation draws summed, {opts.n_permutations} per pair "
                      f"(tests exchangeability)") + f", significant at p <= {alpha:g}"}
