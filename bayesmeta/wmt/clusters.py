@@ -259,28 +259,29 @@ def significance_clusters(
 
     **The paired bootstrap test** (``pair_test="bootstrap"``): the statistic of every
     metric on the same ``n_resamples`` resamples of the systems (seed ``random_seed + 3``;
-    ``extra["pair_bootstrap"]``); entry (i, j) of the matrix is
-    :math:`p_{ij} = \#\{r: \hat\theta^{*r}_j \ge \hat\theta^{*r}_i\} / n`, so
-    :math:`p_{ij} \le \alpha` when 0 lies below the :math:`\alpha` percentile of the paired
-    difference (Efron & Tibshirani 1993, sec. 16.4; Koehn 2004): the test of "metric j's
-    expected statistic is at least metric i's" over the population of systems. Only the
-    systems are resampled: in a *difference* of two metrics the system and item effects
-    largely cancel and the output-level noise dominates, which resampling systems and
-    items together counts twice. Null study (``benchmarks/wmt_null_calibration.py
-    paired``; two metrics of equal validity; 8 and 20 systems x 50 items, with and without
-    a per-system error of each metric; 200 campaigns per cell, Monte Carlo sd 1.5-1.9%):
-    at two-sided 5%, resampling systems rejected 2.0-8.0% of true nulls (mean 5%) with 94%
-    intervals of the difference covering 91-98%; resampling systems and items (the
-    intervals' default ``unit``) rejected 0-0.5% and covered 99.5-100%; items alone
-    rejected up to 11% with a per-system error.
+    ``extra["pair_bootstrap"]``); entry (i, j) of the matrix is the one-sided p-value
+    :math:`P(T_{S-1} \ge (\hat\theta_i - \hat\theta_j) / s^*_{ij})`, :math:`s^*_{ij}` the
+    sd of the paired bootstrap differences (:func:`bootstrap_pvalues`; the bootstrap-t test
+    of Efron & Tibshirani 1993, ch. 16): the test of "metric j's expected statistic is at
+    least metric i's" over the population of systems. Only the systems are resampled: in a
+    *difference* of two metrics the system and item effects largely cancel and the
+    output-level noise dominates, which resampling systems and items together counts
+    twice. Null study (``benchmarks/wmt_null_calibration.py paired``; two metrics of equal
+    validity; 8 and 20 systems x 50 items, with and without a per-system error of each
+    metric; 200 campaigns per cell, Monte Carlo sd <= 1.6% at 5%): at two-sided 5% this
+    test rejected 0-5.5% of true nulls (conservative for system Pearson and KendallLike,
+    0-2%). The percentile test of the same paired draws rejected 1-9.5% (8-9.5% for system
+    Pearson and PDP at 20 systems); resampling systems and items together (the intervals'
+    default ``unit``) rejected 0-0.5% and its 94% intervals of the difference covered
+    99.5-100%.
 
     **The swap tests** (``pair_test="permutation"``) test exchangeability. Swapping single
     outputs is exact when each metric's errors are independent across outputs, but a
     per-system error of a metric is split by it; MTME's comparison swap (``scheme="pairs"``)
     also ignores that the comparisons sharing an output are dependent, so its null
     distribution is too narrow (:mod:`bayesmeta.wmt.ties`). In the null study above (60
-    campaigns per cell, two-sided 5%) it rejected 17-48% of true nulls and the
-    score-swapping tests 0-25%.
+    campaigns per cell, two-sided 5%) it rejected 17-48% of true nulls (200 campaigns: 14-36%)
+    and SPA's score swap 13-25% with a per-system error (200 campaigns: 19-19.5%).
 
     The one-sided p-value is taken in the direction observed (MTME's convention), so
     ``alpha = 0.05`` is a two-sided 10% test.
