@@ -226,8 +226,28 @@ def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> Non
         print(json.dumps(rec), flush=True)
 
 
+def table() -> None:
+    """Print the latest ``paired-bootstrap`` and ``swap-tests`` lines as one table: rate
+    (Monte Carlo sd) per statistic, test and setting."""
+    latest: dict = {}
+    for line in OUT.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("label") in ("paired-bootstrap", "swap-tests"):
+            for stat, v in r["results"].items():
+                for k, (rate, sd) in v.items():
+                    latest[(stat, k, r["n_systems"], r["bias_sd"])] = f"{rate:.3f} ({sd:.3f})"
+    cols = sorted({(k[2], k[3]) for k in latest})
+    print(f"{'statistic':26s} {'test':22s} " + " ".join(f"S={c[0]},bias={c[1]:<10}"
+                                                      for c in cols))
+    for stat, key in sorted({(k[0], k[1]) for k in latest}):
+        print(f"{stat:26s} {key:22s} " + " ".join(
+            f"{latest.get((stat, key, *c), '-'):19s}" for c in cols))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["variance"]:
+    if sys.argv[1:2] == ["table"]:
+        table()
+    elif sys.argv[1:2] == ["variance"]:
         pairs_variance(*[int(v) for v in sys.argv[2:3]])
     elif sys.argv[1:2] == ["paired"]:
         a = sys.argv[2:]

@@ -270,10 +270,10 @@ def significance_clusters(
     validity; 8 and 20 systems x 50 items, with and without a per-system error of each
     metric; 200 campaigns per cell, Monte Carlo sd <= 1.6% at 5%): at two-sided 5% this
     test rejected 0-5.5% of true nulls (conservative for system Pearson and KendallLike,
-    0-2%). The percentile test of the same paired draws rejected 1-9.5% (8-9.5% for system
-    Pearson and PDP at 20 systems); resampling systems and items together (the intervals'
-    default ``unit``) rejected 0-0.5% and its 94% intervals of the difference covered
-    99.5-100%.
+    0-1%), its 94% t intervals of the difference covered 94-100%. The percentile test of
+    the same paired draws rejected 1-9.5% (7-9.5% for system Pearson and PDP at 20
+    systems); resampling systems and items together (the intervals' default ``unit``)
+    rejected 0-0.5% and its 94% intervals of the difference covered 99.5-100%.
 
     **The swap tests** (``pair_test="permutation"``) test exchangeability. Swapping single
     outputs is exact when each metric's errors are independent across outputs, but a
