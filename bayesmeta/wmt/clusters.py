@@ -235,9 +235,9 @@ def significance_clusters(
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per pair, default 1000), ``scheme`` (``"both"``: swap every
         output's scores; correlation measures also ``"systems"``, ``"items"``,
-        ``"both-rowcol"``; acc_eq also ``"pairs"``), ``pvalue`` (default ``"raw"``:
-        :math:`b/n` as MTME), ``n_resamples`` (bootstrap and posterior draws, default 200),
-        ``unit``.
+        ``"both-rowcol"``; acc_eq also ``"pairs"``) and ``pvalue`` (default ``"raw"``:
+        :math:`b/n` as MTME) of the permutation test, ``n_resamples`` (bootstrap,
+        posterior and paired-test draws, default 200), ``unit`` (of the intervals).
     random_seed : int, optional
         Seed of the permutation tests (for SPA also of its inner permutations, default
         MTME's 4 when None); the bootstrap uses ``+ 1``, the Bayesian bootstrap ``+ 2``,
