@@ -272,8 +272,9 @@ def significance_clusters(
     at two-sided 5% this test rejected 0-6.5% of true nulls (above 5.5% only at 30 systems:
     SPA 6.0%, PDP 6.5%; conservative for system Pearson and KendallLike, 0-3%), its 94% t
     intervals of the difference covered 92.5-100%. The percentile test of the same paired
-    draws rejected 1-9.5% (7-9.5% for system Pearson and PDP at 20-30 systems); resampling systems and items together (the intervals' default ``unit``)
-    rejected 0-0.5% and its 94% intervals of the difference covered 99.5-100%.
+    draws rejected 1-9.5% (7-9.5% for system Pearson and PDP at 20-30 systems);
+    resampling systems and items together (the intervals' default ``unit``) rejected
+    0-0.5% and its 94% intervals of the difference covered 99.5-100%.
 
     **The swap tests** (``pair_test="permutation"``) test exchangeability. Swapping single
     outputs is exact when each metric's errors are independent across outputs, but a
