@@ -165,6 +165,10 @@ KEYWORDS: dict[str, str] = {
     "statistic": "significance_clusters: the statistic metrics are ranked by ('spa', "
                  "'pdp', 'kendall_like' or one correlation measure)",
     "alpha": "significance_clusters, wmt_ranking: p-values at or below it are significant",
+    "pair_test": "significance_clusters, wmt_ranking: how two metrics are compared "
+                 "('bootstrap': paired bootstrap of the difference over systems, tests equal "
+                 "expected statistic; 'permutation': MTME's swap test, tests "
+                 "exchangeability)",
     "protocol": "wmt_ranking: the WMT metrics-task protocol ('wmt24' or 'wmt25')",
     "kind": "corrupt: the corruption kinds",
     # readers (column roles and parsing)

@@ -1,4 +1,4 @@
-"""Null calibration of the WMT significance tests and posteriors (issue 25, "Must show").
+r"""Null calibration of the WMT significance tests and posteriors (issue 25, "Must show").
 
 Two metrics of equal validity (same loading, independent noise) in a campaign of
 :func:`bayesmeta.wmt.simulate.simulate_campaign`: by exchangeability the true difference of
@@ -15,6 +15,21 @@ Usage::
     nice python benchmarks/wmt_null_calibration.py [n_reps] [n_permutations] [n_resamples] [bias_sd]
 
 Writes JSON lines to ``benchmarks/results/wmt_null_calibration.jsonl`` (one per setting).
+
+The paired-bootstrap study (label ``paired-bootstrap``; issue 25's calibrated test)::
+
+    nice python benchmarks/wmt_null_calibration.py paired [n_reps] [n_permutations] \
+        [n_resamples] [bias_sd] [n_systems ...]
+
+per campaign and statistic: the bootstrap-t test of the paired difference over systems
+(``boot_t``: :math:`|\hat\theta_A - \hat\theta_B| / s^* > t_{S-1, 0.975}`, the test of
+``significance_clusters(pair_test="bootstrap")``; covers: the 94% t interval contains 0),
+the percentile test of the paired bootstrap difference
+(Efron & Tibshirani 1993, sec. 16.4: reject "equal expected statistic" at two-sided 5% when
+0 lies outside the 95% percentile interval of :math:`\hat\theta_A^* - \hat\theta_B^*`,
+both metrics' statistics on the same resample) for each resampled ``unit``, the 94%
+interval of that difference and the 94% HDI of the Bayesian-bootstrap difference (cover 0
+or not), and the swap permutation tests (two-sided p as above).
 """
 
 from __future__ import annotations
@@ -92,5 +107,151 @@ def main(n_reps: int = 100, n_perm: int = 200, n_res: int = 200, bias_sd: float 
         print(json.dumps(rec), flush=True)
 
 
+UNITS = ("both", "systems", "items")
+
+
+def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
+               bias_sd: float) -> dict:
+    """One null campaign: per statistic, the paired-bootstrap tests and intervals of every
+    unit, the Bayesian-bootstrap HDI, and the swap tests' two-sided p-values."""
+    from scipy.stats import t as t_dist
+
+    from bayesmeta.wmt._common import draws, inputs
+    from bayesmeta.wmt.clusters import _statistic
+
+    ds = _equal_metrics(n_systems, n_items, seed, bias_sd)
+    x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+    out = {}
+    for label, (stat_name, kw, scheme) in STATISTICS.items():
+        row: dict = {}
+        if scheme == "both" and n_res:
+            stat = _statistic(stat_name, kw.get("threshold", 25.0), n_perm or 100, 4,
+                              z.shape[1])
+            for unit in UNITS:
+                b = draws(stat, x, z, "bootstrap", n_res, seed + 1, unit)
+                d = b[:, 0] - b[:, 1]
+                lo95, hi95 = np.nanquantile(d, [0.025, 0.975])
+                lo94, hi94 = np.nanquantile(d, [0.03, 0.97])
+                row[f"boot_{unit}_reject"] = bool(not lo95 <= 0 <= hi95)
+                row[f"boot_{unit}_covers"] = bool(lo94 <= 0 <= hi94)
+                if unit == "systems":
+                    # the test of significance_clusters(pair_test="bootstrap"): bootstrap-t
+                    pt = np.asarray(stat(x, z, None, None), float)
+                    se, df = np.nanstd(d, ddof=1), n_systems - 1
+                    tt = abs(pt[0] - pt[1]) / se
+                    row["boot_t_reject"] = bool(tt > t_dist.ppf(0.975, df))
+                    row["boot_t_covers"] = bool(tt <= t_dist.ppf(0.97, df))
+            post = draws(stat, x, z, "bayesian", n_res, seed + 2)
+            d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
+            hdi = summarize(d, ci_prob=0.94)["interval"].values
+            row["hdi_covers"] = bool(hdi[0] <= 0 <= hdi[1])
+            pb = float((d.values > 0).mean() + 0.5 * (d.values == 0).mean())
+            row["bayes_reject"] = bool(min(pb, 1 - pb) <= 0.025)
+        if n_perm:
+            schemes = [scheme] + (["systems"] if stat_name == "system_pearson" else [])
+            for sc in schemes:
+                res = bm.significance_clusters(
+                    ds, "quality", statistic=stat_name, random_seed=seed,
+                    pair_test="permutation",
+                    resampling={"n_permutations": n_perm, "n_resamples": 0, "scheme": sc},
+                    **kw)
+                p = min(1.0, 2 * float(res.matrix().to_numpy()[0, 1]))
+                row[f"swap_{sc}_reject"] = bool(p <= 0.05)
+        out[label] = row
+    return out
+
+
+def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
+                bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
+    """The ``paired-bootstrap`` study: one JSON line per number of systems, each rate with
+    its binomial Monte Carlo sd."""
+    for n_systems in systems:
+        t0 = time.time()
+        rows = [one_paired(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
+                for r in range(n_reps)]
+        summary = {}
+        for stat in STATISTICS:
+            keys = sorted({k for r in rows for k in r[stat]})
+            summary[stat] = {}
+            for k in keys:
+                rate = float(np.mean([r[stat][k] for r in rows]))
+                summary[stat][k] = [round(rate, 4),
+                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+        rec = {"benchmark": "wmt_null_calibration",
+               "label": "paired-bootstrap" if n_res else "swap-tests",
+               "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
+               "test": "two-sided 5%: 0 outside the 95% interval (bootstrap), "
+                       "P(A beats B) outside [0.025, 0.975] (Bayesian), 2 x one-sided p "
+                       "<= 0.05 (swap); covers: 94% interval contains 0",
+               "rates": "[rate, binomial Monte Carlo sd]",
+               "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
+               "results": summary, "seconds": round(time.time() - t0, 1),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
+def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> None:
+    """Why the comparison swap over-rejects: the sd of acc_eq(A) - acc_eq(B) across null
+    campaigns (per-output errors only) against the mean sd of the comparison-swap null,
+    :math:`\\sqrt{\\sum_p c_p^2 d_p^2}` (independent sign flips keep only the diagonal of
+    the covariance; comparisons sharing an output are positively correlated). Label
+    ``pairs-variance``; the normal approximation of the rejection rate at a nominal
+    two-sided 5% is :math:`2\\Phi(-1.96 / \\text{ratio})`."""
+    from scipy.stats import norm
+
+    from bayesmeta.wmt import ties
+    from bayesmeta.wmt._common import inputs
+
+    for n_systems in systems:
+        d_obs, sd_swap = [], []
+        for r in range(n_reps):
+            ds = _equal_metrics(n_systems, 50, 50000 + 100 * n_systems + r, 0.0)
+            x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+            _, eps = ties.calibrate_ties(x, z, grouping="item")
+            agree, coef = ties.agreement(x, z, eps, grouping="item")
+            diff = (agree[0] - agree[1]) * coef
+            d_obs.append(diff.sum())
+            sd_swap.append(np.sqrt((diff ** 2).sum()))
+        ratio = float(np.std(d_obs, ddof=1) / np.mean(sd_swap))
+        rec = {"benchmark": "wmt_null_calibration", "label": "pairs-variance",
+               "n_systems": n_systems, "n_items": 50, "bias_sd": 0.0, "n_reps": n_reps,
+               "sd_null_difference": float(np.std(d_obs, ddof=1)),
+               "mean_sd_comparison_swap": float(np.mean(sd_swap)), "ratio": ratio,
+               "implied_rejection_at_5pct": float(2 * norm.sf(1.959964 / ratio)),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
+def table() -> None:
+    """Print the latest ``paired-bootstrap`` and ``swap-tests`` lines as one table: rate
+    (Monte Carlo sd) per statistic, test and setting."""
+    latest: dict = {}
+    for line in OUT.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("label") in ("paired-bootstrap", "swap-tests"):
+            for stat, v in r["results"].items():
+                for k, (rate, sd) in v.items():
+                    latest[(stat, k, r["n_systems"], r["bias_sd"])] = f"{rate:.3f} ({sd:.3f})"
+    cols = sorted({(k[2], k[3]) for k in latest})
+    print(f"{'statistic':26s} {'test':22s} " + " ".join(f"S={c[0]},bias={c[1]:<10}"
+                                                      for c in cols))
+    for stat, key in sorted({(k[0], k[1]) for k in latest}):
+        print(f"{stat:26s} {key:22s} " + " ".join(
+            f"{latest.get((stat, key, *c), '-'):19s}" for c in cols))
+
+
 if __name__ == "__main__":
-    main(*[int(a) for a in sys.argv[1:4]], *[float(a) for a in sys.argv[4:5]])
+    if sys.argv[1:2] == ["table"]:
+        table()
+    elif sys.argv[1:2] == ["variance"]:
+        pairs_variance(*[int(v) for v in sys.argv[2:3]])
+    elif sys.argv[1:2] == ["paired"]:
+        a = sys.argv[2:]
+        paired_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
+                    *([tuple(int(v) for v in a[4:])] if a[4:] else []))
+    else:
+        main(*[int(a) for a in sys.argv[1:4]], *[float(a) for a in sys.argv[4:5]])

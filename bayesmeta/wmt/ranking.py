@@ -36,7 +36,7 @@ from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
 from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels, ties
 from bayesmeta.wmt._common import WMTResult, draws, inputs
-from bayesmeta.wmt.clusters import _statistic, swap_pvalues
+from bayesmeta.wmt.clusters import PAIR_TESTS, _statistic, bootstrap_pvalues, swap_pvalues
 
 PROTOCOLS = ("wmt24", "wmt25")
 TASKS = ("spa", "within_item_acc_eq")
@@ -54,24 +54,28 @@ class RankingResult(WMTResult):
         return self.extra["task_scores"].to_pandas()
 
 
-def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme):
-    """Classical (M,), bootstrap and posterior draws (R, M), null draws (M, M, P) in data
-    order (i < j: difference i minus j) of one task."""
+def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme, test="permutation"):
+    """Classical (M,), bootstrap and posterior draws (R, M), and the test's draws in data
+    order: the permutation null draws (M, M, P) (i < j: difference i minus j), or with
+    ``test="bootstrap"`` the paired bootstrap draws over systems (R, M), seed + 4 (shared
+    by the tasks of a language pair)."""
     M = x.shape[0]
     order = np.arange(M)
+    stat = _statistic(stat_name, 0.0, n_perm, seed, z.shape[1])
     if stat_name == "spa":
-        stat = _statistic("spa", 0.0, n_perm, seed, z.shape[1])
         point = stat(x, z, None, None)
-        null = swap_pvalues(stat, x, z, order, n_perm, seed + 3)[1]
     else:
-        stat = _statistic(stat_name, 0.0, n_perm, seed, z.shape[1])
         point, eps = ties.calibrate_ties(x, z, grouping="item")
-        if scheme == "pairs":
-            agree, coef = ties.agreement(x, z, eps, grouping="item")
-            null = ties.pair_swap_pvalues(agree, coef, order, n_perm, seed + 3)[1]
-        else:
-            null = swap_pvalues(lambda h, zh, a, b: ties.calibrated_accuracy(h, zh), x, z,
-                                order, n_perm, seed + 3)[1]
+    if test == "bootstrap":
+        null = draws(stat, x, z, "bootstrap", n_res, seed + 4, "systems")
+    elif stat_name == "spa":
+        null = swap_pvalues(stat, x, z, order, n_perm, seed + 3)[1]
+    elif scheme == "pairs":
+        agree, coef = ties.agreement(x, z, eps, grouping="item")
+        null = ties.pair_swap_pvalues(agree, coef, order, n_perm, seed + 3)[1]
+    else:
+        null = swap_pvalues(lambda h, zh, a, b: ties.calibrated_accuracy(h, zh), x, z,
+                            order, n_perm, seed + 3)[1]
     boot = draws(stat, x, z, "bootstrap", n_res, seed + 1, unit) if n_res else None
     post = draws(stat, x, z, "bayesian", n_res, seed + 2) if n_res else None
     return np.asarray(point, float), boot, post, null
@@ -84,6 +88,7 @@ def wmt_ranking(
     protocol: str = "wmt24",
     metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
+    pair_test: str = "permutation",
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
@@ -108,6 +113,16 @@ def wmt_ranking(
         Default: the metrics present in every language pair.
     alpha : float
         Significance level of the clusters.
+    pair_test : {"permutation", "bootstrap"}
+        The overall score's test. ``"permutation"`` (the WMT24/25 protocol, MTME's): the
+        tasks' swap-test null draws summed; it tests exchangeability, and MTME's comparison
+        swap of the segment-level task rejects far more than ``alpha`` of true nulls
+        (:func:`bayesmeta.significance_clusters`, Notes). ``"bootstrap"``: the paired
+        bootstrap over systems, the tasks' draws weighted and summed draw by draw (the two
+        tasks of a language pair on the same system resample), p as in
+        :func:`bayesmeta.wmt.clusters.bootstrap_pvalues` (t with the smallest language
+        pair's number of systems less one as df): tests equal expected overall score; it
+        needs ``n_resamples`` >= 1.
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per task and pair, default 1000; also SPA's inner tests),
         ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``,
@@ -116,7 +131,8 @@ def wmt_ranking(
         (swap scores, re-calibrate the thresholds).
     random_seed : int, optional
         Language pair k uses ``random_seed + 10 k`` (SPA's inner permutations; + 1
-        bootstrap, + 2 Bayesian bootstrap, + 3 significance tests).
+        bootstrap, + 2 Bayesian bootstrap, + 3 permutation tests, + 4 the paired bootstrap
+        test).
 
     Returns
     -------
@@ -156,6 +172,11 @@ def wmt_ranking(
         raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25) or 'both', got "
                          f"{opts.scheme!r}.")
     ci_prob = check_ci_prob(ci_prob)
+    if pair_test not in PAIR_TESTS:
+        raise ValueError(f"pair_test must be one of {', '.join(PAIR_TESTS)}, got "
+                         f"{pair_test!r}.")
+    if pair_test == "bootstrap" and opts.n_resamples < 1:
+        raise ValueError("pair_test='bootstrap' needs resampling n_resamples >= 1.")
     if isinstance(data, xr.Dataset) and LP_DIM in data.dims:
         sets = split_language_pairs(data)
     elif isinstance(data, xr.Dataset):
@@ -184,7 +205,7 @@ def wmt_ranking(
         x, z, _, _ = inputs(sets[lp], trait, None, None, labels, None, "first")
         for name in TASKS:
             pt, bt, ps, nl = _task(name, x, z, opts.n_permutations, opts.n_resamples,
-                                   opts.unit, seed + 10 * k, opts.scheme)
+                                   opts.unit, seed + 10 * k, opts.scheme, pair_test)
             score = score + w * pt
             null = null + w * nl.astype(float)
             if opts.n_resamples:
@@ -193,12 +214,17 @@ def wmt_ranking(
             task_names.append(f"{lp}:{'sys:spa' if name == 'spa' else 'seg:acc_eq'}")
     M = len(labels)
     order = kernels.sort_order(score, labels)
-    sig = np.zeros((M, M))
-    for a in range(M):
-        for b in range(a + 1, M):
-            i, j = order[a], order[b]
-            d = null[i, j] if i < j else -null[j, i]     # null draws of score_i - score_j
-            sig[a, b] = np.mean(d >= score[i] - score[j] - 1e-12)
+    if pair_test == "bootstrap":
+        # the systems resampled: the smallest language pair's count sets the t's df
+        n_sys = min(int(sets[lp].sizes["system"]) for lp in lps)
+        sig = bootstrap_pvalues(score, null, order, n_sys)
+    else:
+        sig = np.zeros((M, M))
+        for a in range(M):
+            for b in range(a + 1, M):
+                i, j = order[a], order[b]
+                d = null[i, j] if i < j else -null[j, i]  # null draws of score_i - score_j
+                sig[a, b] = np.mean(d >= score[i] - score[j] - 1e-12)
     clusters = np.empty(M, int)
     clusters[order] = kernels.assign_ranks(sig, alpha)
     rank = np.empty(M, int)
@@ -220,8 +246,10 @@ def wmt_ranking(
     info = {"protocol": f"{protocol}: SPA (system) and acc_eq within items (segment) per "
                         f"language pair, {n_tasks} tasks weighted equally",
             "language pairs": ", ".join(lps),
-            "test": f"tasks' permutation draws summed, {opts.n_permutations} per pair, "
-                    f"significant at p <= {alpha:g}"}
+            "test": (f"paired bootstrap-t over systems, the tasks' draws summed, "
+                     f"{opts.n_resamples} resamples" if pair_test == "bootstrap" else
+                     f"tasks' permutation draws summed, {opts.n_permutations} per pair "
+                     f"(tests exchangeability)") + f", significant at p <= {alpha:g}"}
     if opts.n_resamples:
         bda = xr.DataArray(boot, dims=("resample", "metric"), coords={"metric": labels})
         pda = xr.DataArray(post, dims=("resample", "metric"), coords={"metric": labels})

@@ -14,15 +14,22 @@ change places; the statistic is the difference of the hybrids' accuracies. The s
 are the resampling engine's (:func:`~bayesmeta.correlation.resampling.swap_masks`, scheme
 ``"both"`` over (group, pair)).
 
-**Warning, measured**: the comparison-swapping test is far from valid. Comparisons that
-share an output are dependent, and swapping them independently makes the null distribution
-too narrow: with two exchangeable metrics (per-output errors only) it rejected a true null
-at a nominal two-sided 5% in 13 of 60 campaigns of 10 systems x 20 items
-(``tests/test_wmt.py``), and in 18%, 37% and 40% of 60 campaigns of 8, 16 and 30 systems x
-50 items (``benchmarks/wmt_null_calibration.py``, 200 permutations). The score-swapping
+**Warning, measured**: the comparison-swapping test is far from valid. Flipping the sign
+of each comparison's difference :math:`d_p = c_p(a^A_p - a^B_p)` independently gives a null
+variance :math:`\sum_p d_p^2`, the diagonal of the covariance only; but comparisons that
+share an output are positively correlated (each output is in :math:`K - 1` comparisons of
+its group), so the null distribution is too narrow, the more so the more systems. In null
+campaigns (two metrics of equal validity, per-output errors only, 50 items; label
+``pairs-variance`` of ``benchmarks/wmt_null_calibration.py``) the sd of the difference
+across campaigns was 1.41 times the comparison-swap null's sd at 8 systems and 1.98 times
+at 20, which implies a two-sided 5% test rejecting 17% and 32% of true nulls; measured:
+13 of 60 campaigns of 10 systems x 20 items (``tests/test_wmt.py``), 18%, 37% and 40% of
+60 campaigns of 8, 16 and 30 systems x 50 items (200 permutations). The score-swapping
 test with the threshold re-calibrated in every permutation (:func:`calibrated_accuracy`,
-``scheme="both"``, the default of :func:`bayesmeta.significance_clusters`) is exact for
-exchangeable metrics: 3 of 60 in the first campaigns, 8%, 8% and 2% in the others.
+``scheme="both"``) is exact for metrics whose errors are exchangeable output by output: 3
+of 60 in the first campaigns, 8%, 8% and 2% in the others. Both test exchangeability; the
+test of equal expected accuracy is the paired bootstrap of
+:func:`bayesmeta.significance_clusters` (``pair_test="bootstrap"``, its default).
 """
 
 from __future__ import annotations
