@@ -248,3 +248,19 @@ def test_budget_counts_the_agreement_section_by_its_size():
     per2, _ = estimate(ds, [], ["agreement"], n_resamples=1000, n_permutations=0)
     assert per2["agreement"] - SEC_FIXED == pytest.approx(2 * (per["agreement"] - SEC_FIXED),
                                                           rel=1e-12)
+
+
+def test_the_wmt_section_costs_nothing_on_data_that_is_not_a_campaign():
+    """Regression: the WMT section's SPA cost (growing with permutations squared) was
+    estimated on every dataset, so `bayesmeta demo` refused its own built-in data as over
+    budget; the section skips on data without language pairs and must be counted so."""
+    from bayesmeta.report._budget import SEC_FIXED, estimate
+
+    ds = bm.datasets.simulated()  # the demo's data: no 'lp' dim, no attrs['lp']
+    traits = [str(t) for t in ds["trait"].values]
+    per, _ = estimate(ds, traits, ["wmt"], n_resamples=1000, n_permutations=1000)
+    assert per["wmt"] == pytest.approx(SEC_FIXED, rel=1e-12)
+    keys = [s.key for s in SECTIONS]
+    p = plan(ds, traits, keys, n_resamples=200, n_permutations=200, budget=DEFAULT_BUDGET,
+             resamples_given=False)
+    assert p.seconds <= DEFAULT_BUDGET

@@ -134,6 +134,9 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
             out[key] = 0.0
             continue
         sec = SEC_FIXED
+        if key == "wmt" and not (campaign or data.attrs.get("lp")):
+            out[key] = SEC_FIXED  # not a WMT campaign: the section skips
+            continue
         if has_scores and t and key == "wmt" and m >= 2 and p:
             sec += (SEC_WMT * int(data.sizes.get("lp", 1)) * n_sys ** 2 * n_items * p
                     * (p * m * m + r * m) + m * SEC_ROW)
