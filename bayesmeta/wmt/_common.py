@@ -81,6 +81,32 @@ def draws(stat: Statistic, x: np.ndarray, z: np.ndarray, kind: str, n: int, seed
     return out
 
 
+def side_by_side(table: pd.DataFrame, boot: np.ndarray, post: np.ndarray,
+                 ci_prob: float) -> None:
+    """Fill ``table``'s ``classical_low``/``classical_high`` (percentile interval of the
+    bootstrap draws ``boot``, ``(resamples, rows)``) and its posterior columns (``mean``,
+    ``sd``, ``hdi_low``, ``hdi_high`` of the Bayesian-bootstrap draws ``post``), in place."""
+    iv = percentile_interval(xr.DataArray(boot, dims=("resample", "row")), ci_prob)
+    s = summarize(xr.DataArray(post, dims=("resample", "row")), ci_prob=ci_prob,
+                  sample_dims=("resample",))
+    table["classical_low"] = iv.sel(ci_bound="lower").values
+    table["classical_high"] = iv.sel(ci_bound="upper").values
+    table["mean"] = s["mean"].values
+    table["sd"] = s["sd"].values
+    table["hdi_low"] = s["interval"].sel(ci_bound="lower").values
+    table["hdi_high"] = s["interval"].sel(ci_bound="upper").values
+
+
+def beats_matrix(post: np.ndarray) -> np.ndarray:
+    """P(row metric beats column metric) from draws ``(resamples, metrics)``, ties counted
+    half; NaN on the diagonal."""
+    with np.errstate(invalid="ignore"):
+        beats = ((post[:, :, None] > post[:, None, :]).mean(0)
+                 + 0.5 * (post[:, :, None] == post[:, None, :]).mean(0))
+    np.fill_diagonal(beats, np.nan)
+    return beats
+
+
 def evaluate(stat: Statistic, data: xr.Dataset, x: np.ndarray, z: np.ndarray,
              labels: Sequence[str], hs: select.HumanScore, *, estimand: str,
              title: str, n_resamples: int, unit: str, ci_prob: float, seed: int,
@@ -104,19 +130,8 @@ def evaluate(stat: Statistic, data: xr.Dataset, x: np.ndarray, z: np.ndarray,
         post = draws(stat, x, z, "bayesian", n_resamples, seed + 2)
         bda = xr.DataArray(boot, dims=("resample", "metric"), coords={"metric": list(labels)})
         pda = xr.DataArray(post, dims=("resample", "metric"), coords={"metric": list(labels)})
-        iv = percentile_interval(bda, ci_prob)
-        table["classical_low"] = iv.sel(ci_bound="lower").values
-        table["classical_high"] = iv.sel(ci_bound="upper").values
-        s = summarize(pda, ci_prob=ci_prob, sample_dims=("resample",))
-        table["mean"] = s["mean"].values
-        table["sd"] = s["sd"].values
-        table["hdi_low"] = s["interval"].sel(ci_bound="lower").values
-        table["hdi_high"] = s["interval"].sel(ci_bound="upper").values
-        with np.errstate(invalid="ignore"):
-            gt = (post[:, :, None] > post[:, None, :]).mean(0)
-            eq = (post[:, :, None] == post[:, None, :]).mean(0)
-        beats = gt + 0.5 * eq
-        np.fill_diagonal(beats, np.nan)
+        side_by_side(table, boot, post, ci_prob)
+        beats = beats_matrix(post)
         ranks = _rank_probabilities(post[:, :, None])[0]
         details["p_best"] = ranks[:, 0]
         extra = {

@@ -27,15 +27,14 @@ import pandas as pd
 import xarray as xr
 
 from bayesmeta.correlation.comparison import _rank_probabilities
-from bayesmeta.correlation.resampling import percentile_interval
 from bayesmeta.data import select
 from bayesmeta.data.schema import LP_DIM, split_language_pairs
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import data_hash
-from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
+from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels, ties
-from bayesmeta.wmt._common import WMTResult, draws, inputs
+from bayesmeta.wmt._common import WMTResult, beats_matrix, draws, inputs, side_by_side
 from bayesmeta.wmt.clusters import PAIR_TESTS, _statistic, bootstrap_pvalues, swap_pvalues
 
 PROTOCOLS = ("wmt24", "wmt25")
@@ -253,18 +252,8 @@ def wmt_ranking(
     if opts.n_resamples:
         bda = xr.DataArray(boot, dims=("resample", "metric"), coords={"metric": labels})
         pda = xr.DataArray(post, dims=("resample", "metric"), coords={"metric": labels})
-        iv = percentile_interval(bda, ci_prob)
-        s = summarize(pda, ci_prob=ci_prob, sample_dims=("resample",))
-        table["classical_low"] = iv.sel(ci_bound="lower").values
-        table["classical_high"] = iv.sel(ci_bound="upper").values
-        table["mean"] = s["mean"].values
-        table["sd"] = s["sd"].values
-        table["hdi_low"] = s["interval"].sel(ci_bound="lower").values
-        table["hdi_high"] = s["interval"].sel(ci_bound="upper").values
-        with np.errstate(invalid="ignore"):
-            beats = ((post[:, :, None] > post[:, None, :]).mean(0)
-                     + 0.5 * (post[:, :, None] == post[:, None, :]).mean(0))
-        np.fill_diagonal(beats, np.nan)
+        side_by_side(table, boot, post, ci_prob)
+        beats = beats_matrix(post)
         ranks = _rank_probabilities(post[:, :, None])[0]
         details["p_best"] = ranks[:, 0]
         extra.update(

@@ -21,15 +21,14 @@ import xarray as xr
 from bayesmeta.correlation.resampling import (
     bayesian_bootstrap,
     bootstrap,
-    percentile_interval,
 )
 from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
-from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
+from bayesmeta.summaries import CI_PROB, check_ci_prob
 from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels
-from bayesmeta.wmt._common import WMTResult, evaluate, inputs
+from bayesmeta.wmt._common import WMTResult, beats_matrix, evaluate, inputs, side_by_side
 
 #: MTME's default seed of SPA's permutations (``pce.compute_pairwise_p_values(seed=4)``).
 SPA_SEED = 4
@@ -398,20 +397,8 @@ def williams_test(
                                   random_seed=seed).values[:, :, 0]
         boot = bootstrap(xs, z, measures=measure, unit=opts.unit,
                          n_resamples=opts.n_resamples, random_seed=seed + 1).values[:, :, 0]
-        dims = ("resample", "pair")
-        s = summarize(xr.DataArray(post[:, ia] - post[:, ib], dims=dims), ci_prob=ci_prob,
-                      sample_dims=("resample",))
-        iv = percentile_interval(xr.DataArray(boot[:, ia] - boot[:, ib], dims=dims), ci_prob)
-        table["classical_low"] = iv.sel(ci_bound="lower").values
-        table["classical_high"] = iv.sel(ci_bound="upper").values
-        table["mean"] = s["mean"].values
-        table["sd"] = s["sd"].values
-        table["hdi_low"] = s["interval"].sel(ci_bound="lower").values
-        table["hdi_high"] = s["interval"].sel(ci_bound="upper").values
-        with np.errstate(invalid="ignore"):
-            beats = ((post[:, :, None] > post[:, None, :]).mean(0)
-                     + 0.5 * (post[:, :, None] == post[:, None, :]).mean(0))
-        np.fill_diagonal(beats, np.nan)
+        side_by_side(table, boot[:, ia] - boot[:, ib], post[:, ia] - post[:, ib], ci_prob)
+        beats = beats_matrix(post)
         details["p_beats"] = beats[ia, ib]
         extra = {"p_beats": xr.DataArray(beats, dims=("metric", "metric2"),
                                          coords={"metric": labels, "metric2": labels}),
