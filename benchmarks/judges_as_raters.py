@@ -11,6 +11,7 @@ severity per trait (posterior mean and HDI) with P(harsher than the panel).
 Expensive (about 30+ minutes on an idle 2-core machine; longer under load):
 
     nice python benchmarks/judges_as_raters.py --seed 3 [--save /tmp/judges_rater.nc]
+        [--sampling '{"target_accept": 0.9}']
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--save", type=Path, default=None)
+    ap.add_argument("--sampling", type=json.loads, default=None,
+                    help="sampling= of the fit as JSON (default: the function's defaults)")
     args = ap.parse_args()
     folder = data_home() / "alttest" / "summeval"
     ann = bm.read_annotations(folder / "human_annotations.json",
@@ -45,13 +48,14 @@ def main() -> None:
         data = bm.add_judges(bm.datasets.summeval(), ann)
     load_start = _load()
     t0 = time.perf_counter()
-    res = bm.rater_bias(data, random_seed=args.seed)
+    res = bm.rater_bias(data, random_seed=args.seed, sampling=args.sampling)
     seconds = time.perf_counter() - t0
     line = record("rater", res, args.seed, seconds, load_start, "judges_as_raters")
     tab, det = res.summary(), res.details()
     sev = tab.xs("severity", level="estimand")
     judges = [str(r) for r, j in zip(data["rater"].values, data["is_judge"].values,
                                      strict=True) if j]
+    line["sampling"] = args.sampling or "defaults"
     line["raters"] = [str(r) for r in data["rater"].values]
     line["judges"] = judges
     line["severity"] = {
