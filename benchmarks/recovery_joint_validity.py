@@ -14,6 +14,17 @@ prints the coverage over all lines.
 
     nice python benchmarks/recovery_joint_validity.py [--datasets 100] [--first-seed 1000]
     python benchmarks/recovery_joint_validity.py --summary
+
+``--two-stage`` runs the other Bayesian route on the same simulated datasets instead (issue
+22 item 2): ``bm.cfa(model, data, estimator="bayes")`` with its defaults, then
+``bm.metric_variance(data, that_fit)``, which regresses the metrics on the posterior-mean
+factor scores (their own uncertainty is not propagated), with the same records under the
+prefix ``two_stage_`` in ``benchmarks/results/joint_validity_two_stage.jsonl``; the
+summary of that file compares its coverage and widths with the joint route's on the same
+seeds:
+
+    nice python benchmarks/recovery_joint_validity.py --two-stage [--datasets 30]
+    python benchmarks/recovery_joint_validity.py --two-stage --summary
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from bayesmeta.summaries import summarize
 from bayesmeta.validity.joint_simulate import simulate_joint_validity
 
 OUT = Path(__file__).parent / "results" / "joint_validity_recovery.jsonl"
+OUT_TWO_STAGE = Path(__file__).parent / "results" / "joint_validity_two_stage.jsonl"
 TRAITS = ("COH", "CON", "FLU", "REL")
 
 
@@ -94,22 +106,87 @@ def one(seed: int, args: argparse.Namespace) -> dict:
         except ValueError as err:  # e.g. a Heywood case of the WLSMV fit: no EBM scores
             rec["classical_failed"] = str(err)[:200]
             return rec
-        for est, truth_name in (("validity_coefficient", "true_validity_coefficient"),
-                                ("error_share", "true_error_share")):
-            part = cl.xs(est, level="estimand")
-            cov, err, wid = [], [], []
-            for m in ds["metric"].values:
-                for t in (ds["trait"].values if est == "validity_coefficient" else [""]):
-                    row = part.loc[(t.lower(), m)] if t else part.loc[("", m)]
-                    truth = float(ds[truth_name].sel(metric=m, trait=t)) if t else \
-                        float(ds[truth_name].sel(metric=m))
-                    cov.append(bool(row["classical_low"] <= truth <= row["classical_high"]))
-                    err.append(round(float(row["classical"]) - truth, 4))
-                    wid.append(round(float(row["classical_high"] - row["classical_low"]), 4))
-            rec[f"classical_{est}_cover"] = cov
-            rec[f"classical_{est}_error"] = err
-            rec[f"classical_{est}_width"] = wid
+        _route_records(rec, "classical", cl, ds)
     return rec
+
+
+def _route_records(rec: dict, prefix: str, table, ds) -> None:
+    """Coverage, error and width of a metric_variance table's interval columns against the
+    simulated truth (standardized validity coefficients and error shares)."""
+    lo_col, hi_col, est_col = (("hdi_low", "hdi_high", "mean") if prefix == "two_stage"
+                               else ("classical_low", "classical_high", "classical"))
+    for est, truth_name in (("validity_coefficient", "true_validity_coefficient"),
+                            ("error_share", "true_error_share")):
+        part = table.xs(est, level="estimand")
+        cov, err, wid = [], [], []
+        for m in ds["metric"].values:
+            for t in (ds["trait"].values if est == "validity_coefficient" else [""]):
+                row = part.loc[(t.lower(), m)] if t else part.loc[("", m)]
+                truth = float(ds[truth_name].sel(metric=m, trait=t)) if t else \
+                    float(ds[truth_name].sel(metric=m))
+                cov.append(bool(row[lo_col] <= truth <= row[hi_col]))
+                err.append(round(float(row[est_col]) - truth, 4))
+                wid.append(round(float(row[hi_col] - row[lo_col]), 4))
+        rec[f"{prefix}_{est}_cover"] = cov
+        rec[f"{prefix}_{est}_error"] = err
+        rec[f"{prefix}_{est}_width"] = wid
+
+
+def one_two_stage(seed: int, args: argparse.Namespace) -> dict:
+    """The two-stage Bayesian route on dataset ``seed``: Bayesian CFA with its defaults, then
+    metric_variance on its posterior-mean scores."""
+    ds = simulate_joint_validity(seed, n_systems=args.systems, n_items=args.items,
+                                 n_traits=args.traits, n_metrics=args.metrics)
+    model = syntax(args.traits)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = bm.cfa(model, ds, estimator="bayes", random_seed=seed)
+        res = bm.metric_variance(ds, fit, random_seed=seed)
+    post = fit.idata.posterior
+    tab = res.summary()
+    rec: dict = {"seed": seed, "shape": [args.systems, args.items, 3, args.traits,
+                                          args.metrics],
+                 "seconds": round(time.perf_counter() - t0, 1),
+                 "loadavg": [round(x, 2) for x in os.getloadavg()],
+                 "cfa_draws": int(post.sizes["draw"]),
+                 "cfa_stop_reason": post.attrs.get("stop_reason"),
+                 "cfa_divergences": int(fit.idata.sample_stats["diverging"].sum()),
+                 "warnings": len(caught),
+                 "max_r_hat": float(np.nanmax(tab["r_hat"])),
+                 "min_ess_bulk": float(np.nanmin(tab["ess_bulk"])),
+                 "min_ess_tail": float(np.nanmin(tab["ess_tail"]))}
+    _route_records(rec, "two_stage", tab, ds)
+    return rec
+
+
+def summary_two_stage(path: Path, joint_path: Path) -> None:
+    """Coverage and mean width of the two-stage and the joint route on the same seeds."""
+    def key(r: dict) -> tuple:  # the same simulated dataset: seed and shape
+        return r["seed"], tuple(r["shape"])
+
+    two = {key(r): r for r in map(json.loads, path.read_text().splitlines()) if r}
+    joint = {key(r): r for r in map(json.loads, joint_path.read_text().splitlines())
+             if r} if joint_path.exists() else {}
+    seeds = sorted(set(two) & set(joint))
+    print(f"{len(two)} two-stage datasets ({path}); {len(seeds)} also fitted by the joint "
+          f"route")
+    for est in ("validity_coefficient", "error_share"):
+        for label, rows, key in (("two-stage", [two[s] for s in two], f"two_stage_{est}"),
+                                 ("joint, same seeds", [joint[s] for s in seeds], est),
+                                 ("classical, same seeds", [joint[s] for s in seeds],
+                                  f"classical_{est}")):
+            cov = [c for r in rows for c in r.get(f"{key}_cover", [])]
+            if not cov:
+                continue
+            wid = [c for r in rows for c in r.get(f"{key}_width", [])]
+            err = [c for r in rows for c in r.get(f"{key}_error", [])]
+            print(f"{est:22s} {label:22s} coverage {np.mean(cov):.3f} (n={len(cov)})  "
+                  f"mean error {np.mean(err):+.4f}  mean width {np.mean(wid):.3f}")
+    rh = np.array([r["max_r_hat"] for r in two.values()])
+    print(f"two-stage: max R-hat <= 1.01 in {np.mean(rh <= 1.01):.2f} of fits; CFA "
+          f"divergences in {np.mean([r['cfa_divergences'] > 0 for r in two.values()]):.2f}; "
+          f"median seconds {np.median([r['seconds'] for r in two.values()]):.0f}")
 
 
 def summary(path: Path) -> None:
@@ -162,11 +239,18 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=6)
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument("--no-classical", dest="classical", action="store_false")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--two-stage", action="store_true",
+                        help="run the two-stage Bayesian route instead of the joint one")
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
+    if args.out is None:
+        args.out = OUT_TWO_STAGE if args.two_stage else OUT
     if args.summary:
-        summary(args.out)
+        if args.two_stage:
+            summary_two_stage(args.out, OUT)
+        else:
+            summary(args.out)
         return
     done = set()
     if args.out.exists():
@@ -175,9 +259,14 @@ def main() -> None:
     for seed in range(args.first_seed, args.first_seed + args.datasets):
         if seed in done:
             continue
-        rec = one(seed, args)
+        rec = (one_two_stage if args.two_stage else one)(seed, args)
         with args.out.open("a") as fh:
             fh.write(json.dumps(rec) + "\n")
+        if args.two_stage:
+            print(f"seed {seed}: {rec['seconds']} s, R-hat {rec['max_r_hat']:.3f}, beta "
+                  f"cover {np.mean(rec['two_stage_validity_coefficient_cover']):.2f}",
+                  flush=True)
+            continue
         print(f"seed {seed}: {rec['seconds']} s, R-hat {rec['max_r_hat']:.3f}, ESS "
               f"{rec['min_ess_bulk']:.0f}, b cover {np.mean(rec['validity_raw_cover']):.2f}",
               flush=True)
