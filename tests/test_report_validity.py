@@ -165,3 +165,30 @@ def test_joint_route_equals_direct_joint_fit():
     failed = r_hat > 1.01 or ess < 400 or n_div > 0
     assert ("WARNING: the joint model did not meet" in sec.output.notes[0]) == failed
     assert "(posterior mean)" in sec.output.reading
+
+
+@pytest.mark.slow
+def test_joint_route_alone_when_the_wlsmv_fit_has_no_factor_scores():
+    """A Heywood case of the WLSMV fit (no EBM scores, so no classical route): with
+    bayes="full" the section shows the joint model alone, equal to the direct call, and is
+    "partial" with the reason."""
+    from bayesmeta.validity.joint_simulate import simulate_joint_validity
+
+    ds = simulate_joint_validity(2, n_systems=4, n_items=15, n_traits=2, n_metrics=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="Heywood"):  # the premise of this test
+            bm.metric_variance(ds, bm.cfa(_syntax(ds), ds), resampling={"n_resamples": 20})
+        rep = bm.report(ds, sections=["metric_validity"], bayes="full", random_seed=SEED,
+                        resampling={"n_resamples": N_RES}, progress=False)
+        joint = bm.metric_variance(ds, _syntax(ds), estimator="joint", sampling="full",
+                                   random_seed=SEED)
+    sec = rep.section("metric_validity")
+    assert sec.status == "partial", sec.error or sec.reason
+    assert any("Heywood" in p for p in sec.partial)
+    assert len(sec.output.tables) == 2  # the joint model's two tables, no classical ones
+    every = sec.output.tables[1].frame
+    assert "classical" not in every.columns
+    _assert_same(every, joint.summary(), POSTERIOR)
+    assert "classical route cannot be computed" in sec.output.notes[0] or \
+        "WARNING" in sec.output.notes[0]
