@@ -56,21 +56,22 @@ def report(
 ) -> Report:
     """The uncertainty-aware metric report of a dataset.
 
-    Runs every section (data and design, reliability, agreement with the coefficients of
-    the data's level of measurement and the differences between rater panels (a ``panel``
+    Runs every section (data and design, reliability, agreement with the coefficients of the
+    data's level of measurement and the differences between rater panels (a ``panel``
     coordinate on ``rater``, or humans and LLM judges), MTMM, concurrent validity,
     correlation measures with P(A beats B), discriminative power and ranking consistency,
-    rater diagnosis, ordinal CFA) and collects their tables (classical and Bayesian side by
-    side, intervals drawn as intervals), plots, two-line readings and timings. The page
-    opens with the answer: per trait the best metrics with their intervals and P(best),
-    the raters that disagree or deviate, what the data could not support, every
-    data-quality finding (and MCMC tables with ``r_hat > 1.01``, ``ess_bulk < 400`` or
-    divergences, when there are any); settings and provenance close it. A section whose
-    inputs the data lacks is *skipped* with the reason (no ordinal ratings: the rater
-    sections); a section with an estimate that cannot be computed is *partial*, with the
-    reason; a section that raises is shown as *failed* with the error, and the report goes
-    on. Before computing, the time of each section is estimated and fitted into
-    ``budget``.
+    rater diagnosis, ordinal CFA, metric validity: claimed trait, other traits and error per
+    metric, with ``bayes="full"`` also from the joint Bayesian model) and collects their
+    tables (classical and Bayesian side by side, intervals drawn as intervals), plots,
+    two-line readings and timings. The page opens with the answer: per trait the best
+    metrics with their intervals and P(best), the raters that disagree or deviate, what the
+    data could not support, every data-quality finding (and MCMC tables with
+    ``r_hat > 1.01``, ``ess_bulk < 400`` or divergences, when there are any); settings and
+    provenance close it. A section whose inputs the data lacks is *skipped* with the reason
+    (no ordinal ratings: the rater sections); a section with an estimate that cannot be computed is
+    *partial*, with the reason; a section that raises is shown as *failed* with the error,
+    and the report goes on. Before computing, the time of each section is estimated and
+    fitted into ``budget``.
 
     Parameters
     ----------
@@ -110,7 +111,8 @@ def report(
         default (down to 100; then without the pairwise permutation tests), saying on the
         page what it reduced, and refuses with the reason (``ValueError``) when even that
         does not fit or when the resamples were given (it never lowers a choice made).
-        The Bayesian models are not in the estimate.
+        The Bayesian models are not in the estimate, except the joint metric-validity
+        model (``bayes="full"``).
 
     Each section receives exactly the options its analyses take (:attr:`Section.options`);
     an option given here that no section of the run takes (``coefficient``, ``ci_prob``,
@@ -188,7 +190,7 @@ def report(
         isinstance(resampling, Mapping) and "n_resamples" in resampling)
     the_plan = plan(data, chosen, [s.key for s in chosen_sections],
                     n_resamples=opts.n_resamples, n_permutations=opts.n_permutations,
-                    budget=budget, resamples_given=resamples_given)
+                    budget=budget, resamples_given=resamples_given, bayes=bayes)
     opts = opts.replace(n_resamples=the_plan.n_resamples,
                         n_permutations=the_plan.n_permutations)
     if progress is None:

@@ -19,7 +19,10 @@ P(beats) and rank matrices of ``compare_metrics`` grow as ``resamples x metrics^
 seconds per unit were measured on SummEval-sized data on the project's 2-core machine under
 load 10 to 21 (see the constants); an idle machine of that size is faster, so the estimate
 is an upper bound there and a rough one elsewhere (``benchmarks/bench_report.py`` prints the
-estimate beside the time).
+estimate beside the time). The metric-validity section counts its bootstrap (resamples x
+outputs x (traits + metrics)^2) and, with ``bayes="full"``, the joint Bayesian model
+(outputs x traits x (metrics + raters), plus compilation); no other Bayesian model is in
+the estimate.
 """
 
 from __future__ import annotations
@@ -76,6 +79,26 @@ SEC_AGREE = 2.1e-7
 #: campaigns of 2 to 8 pairs, 8 to 16 systems, 60 to 240 items, 6 to 24 metrics and 100 to
 #: 400 permutations (3.4 to 29 s, load 8 to 13; within a factor 2).
 SEC_WMT = 1e-9
+#: Seconds per (resample x output x (traits + metrics)^2) of the metric-validity section's
+#: classical route (``metric_variance``'s bootstrap: one weighted covariance matrix of the
+#: factor scores and metrics per resample): 5.7 to 13 s for 200 resamples of 48 metrics x
+#: 4 traits x 1,700 outputs (load 6 to 11), 8.8 s for 1,000 resamples (load 6; 91 s once
+#: at load 11, BLAS threads competing), 0.3 to 0.4 s for 12 metrics
+#: (``benchmarks/bench_report_validity.py``, ``benchmarks/results/report_validity.jsonl``).
+SEC_VALIDITY = 6e-9
+#: The joint Bayesian metric-validity model (``bayes="full"`` only): seconds of warm-up and
+#: sampling per unit of ``outputs x traits x (metrics + raters)`` (the metric and rating
+#: terms of its likelihood), and a fixed part (PyTensor/numba compilation plus the sampler's
+#: own overhead). Measured on one small fit, ``simulate_joint_validity(0, n_systems=4,
+#: n_items=15, n_traits=2, n_metrics=3)`` (60 outputs, 720 units) with the default sampler
+#: (4 chains, 1,000 draws): compilation 72.5 s, warm-up and sampling 44.4 s, at load 10.5
+#: on the project's 2-core machine (a second fit of the same shape: 32 s); the slope from
+#: the recovery benchmark's compiled fits of 8 x 30 outputs, 4 traits, 6 metrics, 3 raters
+#: (8,640 units; median 208 s, 88 to 654 s, load 8 to 23;
+#: ``benchmarks/results/joint_validity_recovery.jsonl``). A rough, load-bound estimate:
+#: the adaptive sampler draws more when the targets are not met.
+SEC_JOINT = 0.0215
+SEC_JOINT_FIXED = 95.0
 #: The sections that read a campaign of several language pairs (dim ``lp``); the others
 #: are skipped on such data and cost nothing.
 LP_SECTIONS = ("wmt",)
@@ -117,9 +140,11 @@ def _sizes(data: xr.Dataset) -> tuple[int, int, int]:
 
 def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
              n_resamples: int, n_permutations: int, permutations: bool = True,
-             global_measures: bool = True) -> tuple[dict[str, float], float]:
+             global_measures: bool = True, bayes: str = "off"
+             ) -> tuple[dict[str, float], float]:
     """Estimated seconds per section (keys of the run) and the peak bytes of the P(beats)
-    matrices, for these resamples and permutations."""
+    matrices, for these resamples and permutations (``bayes="full"``: with the joint
+    metric-validity model, the one Bayesian model in the estimate)."""
     n, m, n_sys = _sizes(data)
     n_items = int(data.sizes.get("item", 1))
     pairs = m * (m - 1) / 2
@@ -156,6 +181,12 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
                 sec += t * (2 * r * m * boot / 16 + m * SEC_ROW)  # SummEval (100 resamples)
             elif key == "data":
                 sec += m * SEC_ROW
+        if key == "metric_validity" and has_scores and "rating" in data:
+            n_traits = max(t, 1)
+            n_raters = int(data.sizes.get("rater", 0))
+            sec += SEC_VALIDITY * r * n * (n_traits + m) ** 2 + 3 * m * SEC_ROW
+            if bayes == "full":
+                sec += SEC_JOINT_FIXED + SEC_JOINT * n * n_traits * (m + n_raters)
         if key == "agreement" and ("rating" in data or "label" in data):
             n_traits = int(data.sizes.get("trait", 1))
             sec += SEC_AGREE * r * n * int(data.sizes.get("rater", 0)) * n_traits
@@ -166,7 +197,7 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
 
 def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
          n_resamples: int, n_permutations: int, budget: float | None,
-         resamples_given: bool) -> Plan:
+         resamples_given: bool, bayes: str = "off") -> Plan:
     """Fit the run into ``budget`` seconds (None or 0: no budget), or raise ``ValueError``
     with the reason before anything is computed.
 
@@ -174,7 +205,7 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
     (it refuses instead, naming the choice)."""
     budget = float(budget) if budget else None
     per, mem = estimate(data, traits, keys, n_resamples=n_resamples,
-                        n_permutations=n_permutations)
+                        n_permutations=n_permutations, bayes=bayes)
     first = Plan(n_resamples, n_permutations, True, sum(per.values()), per, budget)
     if budget is None or (first.seconds <= budget and mem <= MAX_MATRIX_BYTES):
         return first
@@ -184,7 +215,8 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
             if r > n_resamples:
                 continue
             p = min(n_permutations, r)
-            per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p)
+            per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p,
+                                bayes=bayes)
             if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
                 return Plan(r, p, True, sum(per.values()), per, budget, [
                     f"resamples reduced from {n_resamples} to {r} and permutations from "
@@ -193,7 +225,7 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
         r = min(MIN_RESAMPLES, n_resamples)
         p = min(n_permutations, r)
         per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=p,
-                            global_measures=False)
+                            global_measures=False, bayes=bayes)
         if "metameasures" in keys and sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
             return Plan(r, p, True, sum(per.values()), per, budget, [
                 f"resamples reduced from {n_resamples} to {r} and permutations from "
@@ -202,7 +234,7 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
                 f"outputs matrix per metric pair (estimated {first.seconds:.0f} s in full; "
                 f"budget {budget:.0f} s)"], dp_measures=LOCAL_GROUPINGS)
         per, mem = estimate(data, traits, keys, n_resamples=r, n_permutations=0,
-                            permutations=False)
+                            permutations=False, bayes=bayes)
         if sum(per.values()) <= budget and mem <= MAX_MATRIX_BYTES:
             return Plan(r, 0, False, sum(per.values()), per, budget, [
                 f"resamples reduced from {n_resamples} to {r}, and no permutation tests "

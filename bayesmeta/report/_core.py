@@ -79,6 +79,10 @@ class Context:
     reduced: list[str] = field(default_factory=list)
     #: The measures of discriminative power (the budget may leave out the global ones).
     dp_measures: str | tuple[str, ...] = "all"
+    #: Fits shared by the sections of one report, keyed by what determines them (e.g. the
+    #: WLSMV CFA of the ratings: the CFA section fits it, the metric-validity section reuses
+    #: it; :func:`bayesmeta.report._panel_sections.wlsmv_cfa`), so no model is fitted twice.
+    fits: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_resamples(self) -> int:

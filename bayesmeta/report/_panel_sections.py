@@ -26,7 +26,7 @@ from bayesmeta.report._blocks import (
 )
 from bayesmeta.report._core import Context, Finding, SectionOutput, Skipped, TableBlock
 
-__all__ = ["cfa_bayes", "cfa_section", "rater_section"]
+__all__ = ["cfa_bayes", "cfa_panel", "cfa_section", "rater_section", "wlsmv_cfa"]
 
 
 def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -94,6 +94,38 @@ def _cfa_syntax(ds: xr.Dataset, traits: list[str]) -> str:
     return "\n".join(lines)
 
 
+def cfa_panel(ds: xr.Dataset, ctx: Context) -> tuple[xr.Dataset, list[str], str] | Skipped:
+    """The report's factor model of the ratings: the human panel's data (LLM judges, which
+    have their own section, left out), its rated traits and the lavaan syntax (one factor
+    per trait, each rater's ratings as indicators); or why it cannot be fitted."""
+    if not _has_ratings(ds):
+        return Skipped(_no_ratings_reason(ds))
+    traits = _rating_traits(ds, ctx)
+    if "is_judge" in ds.coords and bool(ds["is_judge"].any()):
+        from bayesmeta.data.annotations import humans_and_judges
+
+        ds = ds.sel(rater=humans_and_judges(ds)[0])
+    if _n(ds, "rater") < 2 or not traits:
+        return Skipped("a factor model of ratings needs at least 2 raters per trait")
+    if len(traits) == 1 and _n(ds, "rater") < 3:
+        return Skipped("one trait with 2 raters leaves a one-factor model unidentified; "
+                       "it needs 3 raters or a second trait")
+    return ds, traits, _cfa_syntax(ds, traits)
+
+
+def wlsmv_cfa(ds: xr.Dataset, ctx: Context, syntax: str) -> Any:
+    """The WLSMV CFA ``bm.cfa(syntax, ds)`` of this report: fitted once and kept in
+    :attr:`Context.fits` (keyed by the syntax, the data's hash and the interval
+    probability), so the CFA section and the metric-validity section share one fit."""
+    from bayesmeta.results import data_hash
+    from bayesmeta.validity import cfa
+
+    key = f"cfa|wlsmv|{syntax}|{data_hash(ds)}|{ctx.ci_prob!r}"
+    if key not in ctx.fits:
+        ctx.fits[key] = cfa(syntax, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+    return ctx.fits[key]
+
+
 def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
               ) -> tuple[list[TableBlock], list[Any], str]:
     """The Bayesian ordinal CFA of the trait model and, with two or more traits, its LOO
@@ -136,21 +168,11 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     from bayesmeta.compare import compare
     from bayesmeta.validity import cfa
 
-    if not _has_ratings(ds):
-        return Skipped(_no_ratings_reason(ds))
-    traits = _rating_traits(ds, ctx)
-    if "is_judge" in ds.coords and bool(ds["is_judge"].any()):
-        # the factor model is of the human panel; LLM judges have their own section
-        from bayesmeta.data.annotations import humans_and_judges
-
-        ds = ds.sel(rater=humans_and_judges(ds)[0])
-    if _n(ds, "rater") < 2 or not traits:
-        return Skipped("a factor model of ratings needs at least 2 raters per trait")
-    if len(traits) == 1 and _n(ds, "rater") < 3:
-        return Skipped("one trait with 2 raters leaves a one-factor model unidentified; "
-                       "it needs 3 raters or a second trait")
-    syntax = _cfa_syntax(ds, traits)
-    fit = cfa(syntax, ds, ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+    panel = cfa_panel(ds, ctx)
+    if isinstance(panel, Skipped):
+        return panel
+    ds, traits, syntax = panel
+    fit = wlsmv_cfa(ds, ctx, syntax)
     results = [fit]
     frame = fit.summary()
     est = frame.index.get_level_values(0)

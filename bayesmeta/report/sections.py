@@ -44,6 +44,7 @@ from bayesmeta.report._panel_sections import (  # noqa: F401 (tests import _cfa_
     cfa_section,
     rater_section,
 )
+from bayesmeta.report._validity_section import VALIDITY_SECTION
 from bayesmeta.report._wmt_section import WMT_SECTION
 from bayesmeta.validity.plots import plot_mtmm_matrix
 
@@ -531,6 +532,7 @@ SECTIONS: list[Section] = [
     WMT_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
             options=("ci_prob", "random_seed", "bayes")),
+    VALIDITY_SECTION,
 ]
 
 
