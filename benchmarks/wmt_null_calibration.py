@@ -226,15 +226,87 @@ def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> Non
         print(json.dumps(rec), flush=True)
 
 
-def table() -> None:
-    """Print the latest ``paired-bootstrap`` and ``swap-tests`` lines as one table: rate
-    (Monte Carlo sd) per statistic, test and setting."""
+#: The statistics of the ``defaults`` study (the swap schemes do not matter there).
+DEFAULT_STATISTICS = {k: v for k, v in STATISTICS.items() if v[2] == "both"}
+
+
+def one_defaults(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
+                 bias_sd: float) -> dict:
+    """One null campaign through the public function with its defaults (except
+    ``n_resamples`` and SPA's inner ``n_permutations``): per statistic, whether the 94%
+    percentile interval of the bootstrap difference (``extra["bootstrap"]``) and the 94%
+    HDI of the posterior difference (``extra["posterior"]``) contain 0, whether
+    P(A beats B) (``extra["p_beats"]``) lies outside [0.025, 0.975], and whether the
+    default paired bootstrap-t test rejects at two-sided 5% (2 x the matrix's one-sided p)."""
+    ds = _equal_metrics(n_systems, n_items, seed, bias_sd)
+    out = {}
+    for label, (stat_name, kw, _) in DEFAULT_STATISTICS.items():
+        res = bm.significance_clusters(ds, "quality", statistic=stat_name, random_seed=seed,
+                                       resampling={"n_resamples": n_res,
+                                                   "n_permutations": n_perm}, **kw)
+        boot = res.extra["bootstrap"].values
+        post = res.extra["posterior"].values
+        b = boot[:, 0] - boot[:, 1]
+        lo, hi = np.nanquantile(b, [0.03, 0.97])
+        d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
+        hdi = summarize(d, ci_prob=0.94)["interval"].values
+        pb = float(res.extra["p_beats"].values[0, 1])
+        p = min(1.0, 2 * float(res.matrix().to_numpy()[0, 1]))
+        out[label] = {"boot_covers": bool(lo <= 0 <= hi),
+                      "hdi_covers": bool(hdi[0] <= 0 <= hdi[1]),
+                      "p_beats_reject": bool(not 0.025 <= pb <= 0.975),
+                      "pair_test_reject": bool(p <= 0.05),
+                      "kind": [res.summary().attrs.get("classical_ci_kind"),
+                               res.posterior_kind]}
+    return out
+
+
+def defaults_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
+                  bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
+    """The ``defaults-systems`` study: the public ``significance_clusters`` with its default
+    resampling unit (systems for these statistics); one JSON line per number of systems,
+    each rate with its binomial Monte Carlo sd."""
+    for n_systems in systems:
+        t0 = time.time()
+        rows = [one_defaults(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
+                for r in range(n_reps)]
+        summary = {}
+        for stat in DEFAULT_STATISTICS:
+            summary[stat] = {}
+            for k in ("boot_covers", "hdi_covers", "p_beats_reject", "pair_test_reject"):
+                rate = float(np.mean([r[stat][k] for r in rows]))
+                summary[stat][k] = [round(rate, 4),
+                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+            summary[stat]["kind"] = rows[0][stat]["kind"]
+        rec = {"benchmark": "wmt_null_calibration", "label": "defaults-systems",
+               "call": "bm.significance_clusters(ds, 'quality', statistic=..., "
+                       "random_seed=seed, resampling={'n_resamples': n_resamples, "
+                       "'n_permutations': n_permutations}) (default unit and pair_test)",
+               "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
+               "test": "covers: 94% percentile interval (bootstrap) / 94% HDI (posterior) "
+                       "of the difference contains 0; p_beats_reject: P(A beats B) outside "
+                       "[0.025, 0.975]; pair_test_reject: 2 x one-sided p <= 0.05",
+               "rates": "[rate, binomial Monte Carlo sd]",
+               "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
+               "results": summary, "seconds": round(time.time() - t0, 1),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
+def table(labels: tuple[str, ...] = ("paired-bootstrap", "swap-tests")) -> None:
+    """Print the latest lines of ``labels`` as one table: rate (Monte Carlo sd) per
+    statistic, test and setting."""
     latest: dict = {}
     for line in OUT.read_text().splitlines():
         r = json.loads(line)
-        if r.get("label") in ("paired-bootstrap", "swap-tests"):
+        if r.get("label") in labels:
             for stat, v in r["results"].items():
-                for k, (rate, sd) in v.items():
+                for k, val in v.items():
+                    if k == "kind":
+                        continue
+                    rate, sd = val
                     latest[(stat, k, r["n_systems"], r["bias_sd"])] = f"{rate:.3f} ({sd:.3f})"
     cols = sorted({(k[2], k[3]) for k in latest})
     print(f"{'statistic':26s} {'test':22s} " + " ".join(f"S={c[0]},bias={c[1]:<10}"
@@ -246,9 +318,13 @@ def table() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["table"]:
-        table()
+        table(*([tuple(sys.argv[2:])] if sys.argv[2:] else []))
     elif sys.argv[1:2] == ["variance"]:
         pairs_variance(*[int(v) for v in sys.argv[2:3]])
+    elif sys.argv[1:2] == ["defaults"]:
+        a = sys.argv[2:]
+        defaults_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
+                      *([tuple(int(v) for v in a[4:])] if a[4:] else []))
     elif sys.argv[1:2] == ["paired"]:
         a = sys.argv[2:]
         paired_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],

@@ -29,13 +29,21 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.correlation.measures import measure_draws, parse_measures, split_measure
+from bayesmeta.correlation.measures import parse_measures, split_measure
 from bayesmeta.correlation.resampling import permutation_test, swap_masks
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.summaries import CI_PROB, check_ci_prob
-from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels, ties
-from bayesmeta.wmt._common import WMTResult, draws, evaluate, inputs
+from bayesmeta.wmt._common import (
+    WMTResult,
+    default_unit,
+    draws,
+    evaluate,
+    inputs,
+    interval_kinds,
+    measure_statistic,
+    wmt_resampling,
+)
 from bayesmeta.wmt.statistics import SPA_SEED
 
 WMT_STATISTICS = ("spa", "pdp", "kendall_like")
@@ -77,13 +85,7 @@ def _statistic(statistic: str, threshold: float, n_permutations: int, seed: int,
     name = parse_measures(statistic)
     if len(name) != 1:
         raise ValueError(f"statistic must name one statistic, got {statistic!r}.")
-
-    def measure(x, z, a, b):
-        lead = x.shape[:-2]
-        flat = x.reshape(-1, *x.shape[-2:])
-        out = measure_draws(flat, z, system_weights=a, item_weights=b, measures=name)[..., 0]
-        return out[0].reshape(lead) if a is None and b is None else out.reshape(-1, *lead)
-    return measure
+    return measure_statistic(name[0])
 
 
 def swap_pvalues(stat, x, z, order, n_permutations, seed, chunk=100
@@ -237,7 +239,11 @@ def significance_clusters(
         output's scores; correlation measures also ``"systems"``, ``"items"``,
         ``"both-rowcol"``; acc_eq also ``"pairs"``) and ``pvalue`` (default ``"raw"``:
         :math:`b/n` as MTME) of the permutation test, ``n_resamples`` (bootstrap,
-        posterior and paired-test draws, default 200), ``unit`` (of the intervals).
+        posterior and paired-test draws, default 200), ``unit`` (what the intervals'
+        bootstrap resamples and the Bayesian bootstrap weighs; default ``"systems"`` for
+        SPA, PDP, KendallLike and the system-level and within-item measures, which compare
+        systems on the same items, ``"both"`` for ``global_*`` and ``within_system_*``;
+        see Notes). The paired bootstrap test always resamples systems.
     random_seed : int, optional
         Seed of the permutation tests (for SPA also of its inner permutations, default
         MTME's 4 when None); the bootstrap uses ``+ 1``, the Bayesian bootstrap ``+ 2``,
@@ -302,7 +308,8 @@ def significance_clusters(
     >>> res.matrix().shape
     (3, 3)
     """
-    opts = resampling_options(resampling, n_resamples=200, pvalue="raw")
+    opts = wmt_resampling(resampling, default_unit(statistic), n_resamples=200,
+                          pvalue="raw")
     ci_prob = check_ci_prob(ci_prob)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
@@ -382,5 +389,6 @@ def significance_clusters(
                           data_hash=res.provenance.get("data_hash"),
                           notes=[*res.notes, "details(): cluster (1 = top significance "
                                              "cluster); matrix(): the p-values."],
-                          **({"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
-                              "posterior": "Bayesian bootstrap"} if opts.n_resamples else {}))
+                          **(dict(zip(("classical_ci_kind", "posterior"),
+                                      interval_kinds(opts.unit), strict=True))
+                             if opts.n_resamples else {}))
