@@ -19,7 +19,7 @@ import pytest
 
 import bayesmeta as bm
 from bayesmeta.correlation.resampling import bayesian_bootstrap, bootstrap
-from bayesmeta.wmt._common import default_unit
+from bayesmeta.wmt._common import SYSTEMS_POSTERIOR_NOTE, default_unit
 
 TOL = 1e-12
 R = 40
@@ -81,6 +81,7 @@ def test_clusters_default_resamples_systems_only(ds):
     assert res.posterior_kind == "Bayesian bootstrap (flat Dirichlet over systems)"
     assert "Dirichlet over systems; items weigh one" in res.info["posterior"]
     assert "over systems," in res.info["classical interval"]
+    assert SYSTEMS_POSTERIOR_NOTE in res.notes        # the null study's calibration line
 
 
 def test_explicit_unit_is_honoured_by_the_posterior(ds):
@@ -126,6 +127,7 @@ def test_global_correlation_keeps_systems_and_items(ds):
                                atol=TOL)
     assert res.summary().attrs["classical_ci_kind"] == (
         "percentile bootstrap over systems and items")
+    assert SYSTEMS_POSTERIOR_NOTE not in res.notes
 
 
 def test_williams_default_by_level(ds):

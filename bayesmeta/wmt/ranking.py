@@ -43,6 +43,7 @@ from bayesmeta.wmt._common import (
     inputs,
     interval_kinds,
     side_by_side,
+    systems_posterior_note,
     wmt_resampling,
 )
 from bayesmeta.wmt.clusters import PAIR_TESTS, _statistic, bootstrap_pvalues, swap_pvalues
@@ -291,4 +292,5 @@ def wmt_ranking(
                                        for lp in lps], "lp", join="outer")),
         notes=["details(): rank (overall score), cluster (1 = top), p_best; matrix(): "
                "p-values; tasks(): each task's score; extra['rank_probability']: posterior "
-               "rank distribution."], **kinds)
+               "rank distribution.",
+               *systems_posterior_note(opts.unit, opts.n_resamples)], **kinds)

@@ -44,6 +44,7 @@ from bayesmeta.wmt._common import (
     default_unit,
     explicit_unit,
     inputs,
+    systems_posterior_note,
 )
 from bayesmeta.wmt.clusters import _statistic
 from bayesmeta.wmt.simulate import language_pair_seed
@@ -409,5 +410,7 @@ def _result(got, pairs, labels, estimands, units, seeds, opts, ci_prob, seed, sc
                   data_hash=digest,
                   notes=["details(): rank (classical, within language pair and estimand, "
                          "1 = best) and seed (the language pair's); extra['bootstrap'], "
-                         "extra['posterior']: draws (lp, resample, metric, estimand)."],
+                         "extra['posterior']: draws (lp, resample, metric, estimand).",
+                         *systems_posterior_note("systems" if "systems" in units else "both",
+                                                 R)],
                   **kinds)

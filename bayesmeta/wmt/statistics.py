@@ -37,6 +37,7 @@ from bayesmeta.wmt._common import (
     measure_statistic,
     posterior_text,
     side_by_side,
+    systems_posterior_note,
     wmt_resampling,
 )
 
@@ -434,4 +435,6 @@ def williams_test(
                           info=info, details=details, extra=extra, ci_prob=ci_prob,
                           random_seed=seed, data_hash=data_hash(data),
                           notes=["details(): pvalue (Williams, one-sided) and p_beats "
-                                 "(posterior P(metric beats metric2))."], **kinds)
+                                 "(posterior P(metric beats metric2)).",
+                                 *systems_posterior_note(opts.unit, opts.n_resamples)],
+                          **kinds)
