@@ -234,8 +234,10 @@ class ResamplingOptions:
         Bootstrap resamples and Bayesian-bootstrap draws (0: point estimates only).
     unit : {"both", "systems", "items"}
         What the classical bootstrap resamples (Deutsch et al. 2021: Boot-Both,
-        Boot-Systems, Boot-Inputs; their "inputs" are bayesmeta's items); the Bayesian
-        bootstrap always weighs both.
+        Boot-Systems, Boot-Inputs; their "inputs" are bayesmeta's items); the correlation
+        package's Bayesian bootstrap always weighs both, the WMT functions' weighs the same
+        unit with a flat Dirichlet (their default is ``"systems"`` where a statistic
+        compares systems on the same items, see :mod:`bayesmeta.wmt._common`).
     n_permutations : int
         Permutations per test (0: no tests).
     scheme : {"both", "systems", "items", "both-rowcol", "pairs"}

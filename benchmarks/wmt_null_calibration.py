@@ -30,6 +30,22 @@ the percentile test of the paired bootstrap difference
 both metrics' statistics on the same resample) for each resampled ``unit``, the 94%
 interval of that difference and the 94% HDI of the Bayesian-bootstrap difference (cover 0
 or not), and the swap permutation tests (two-sided p as above).
+
+The defaults study (label ``defaults-systems``; the intervals and posterior of the public
+function with its default resampling unit, systems for these statistics)::
+
+    nice python benchmarks/wmt_null_calibration.py defaults [n_reps] [n_permutations] \
+        [n_resamples] [bias_sd] [n_systems ...]
+
+per campaign and statistic, from ``bm.significance_clusters(ds, "quality", statistic=...,
+resampling={"n_resamples": ..., "n_permutations": ...})`` (``n_permutations`` only sets
+SPA's inner system-pair tests; the pair test is the default paired bootstrap): the 94%
+percentile interval of the difference of ``extra["bootstrap"]``, the 94% HDI of the
+difference of ``extra["posterior"]`` (cover 0 or not), ``extra["p_beats"]`` outside
+[0.025, 0.975], and the paired bootstrap test at two-sided 5%. ``concentration`` (label
+``dirichlet-concentration``, exploratory) compares the flat Dirichlet over systems with
+Dirichlet(``(S - 2) / S``) on the same campaigns. ``table defaults-systems`` prints the
+latest lines of a label as a table.
 """
 
 from __future__ import annotations
@@ -226,15 +242,148 @@ def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> Non
         print(json.dumps(rec), flush=True)
 
 
-def table() -> None:
-    """Print the latest ``paired-bootstrap`` and ``swap-tests`` lines as one table: rate
-    (Monte Carlo sd) per statistic, test and setting."""
+#: The statistics of the ``defaults`` study (the swap schemes do not matter there).
+DEFAULT_STATISTICS = {k: v for k, v in STATISTICS.items() if v[2] == "both"}
+
+
+def one_defaults(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
+                 bias_sd: float) -> dict:
+    """One null campaign through the public function with its defaults (except
+    ``n_resamples`` and SPA's inner ``n_permutations``): per statistic, whether the 94%
+    percentile interval of the bootstrap difference (``extra["bootstrap"]``) and the 94%
+    HDI of the posterior difference (``extra["posterior"]``) contain 0, whether
+    P(A beats B) (``extra["p_beats"]``) lies outside [0.025, 0.975], and whether the
+    default paired bootstrap-t test rejects at two-sided 5% (2 x the matrix's one-sided p)."""
+    ds = _equal_metrics(n_systems, n_items, seed, bias_sd)
+    out = {}
+    for label, (stat_name, kw, _) in DEFAULT_STATISTICS.items():
+        res = bm.significance_clusters(ds, "quality", statistic=stat_name, random_seed=seed,
+                                       resampling={"n_resamples": n_res,
+                                                   "n_permutations": n_perm}, **kw)
+        boot = res.extra["bootstrap"].values
+        post = res.extra["posterior"].values
+        b = boot[:, 0] - boot[:, 1]
+        lo, hi = np.nanquantile(b, [0.03, 0.97])
+        d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
+        hdi = summarize(d, ci_prob=0.94)["interval"].values
+        pb = float(res.extra["p_beats"].values[0, 1])
+        p = min(1.0, 2 * float(res.matrix().to_numpy()[0, 1]))
+        out[label] = {"boot_covers": bool(lo <= 0 <= hi),
+                      "hdi_covers": bool(hdi[0] <= 0 <= hdi[1]),
+                      "p_beats_reject": bool(not 0.025 <= pb <= 0.975),
+                      "pair_test_reject": bool(p <= 0.05),
+                      "kind": [res.summary().attrs.get("classical_ci_kind"),
+                               res.posterior_kind]}
+    return out
+
+
+def defaults_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
+                  bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
+    """The ``defaults-systems`` study: the public ``significance_clusters`` with its default
+    resampling unit (systems for these statistics); one JSON line per number of systems,
+    each rate with its binomial Monte Carlo sd."""
+    for n_systems in systems:
+        t0 = time.time()
+        rows = [one_defaults(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
+                for r in range(n_reps)]
+        summary = {}
+        for stat in DEFAULT_STATISTICS:
+            summary[stat] = {}
+            for k in ("boot_covers", "hdi_covers", "p_beats_reject", "pair_test_reject"):
+                rate = float(np.mean([r[stat][k] for r in rows]))
+                summary[stat][k] = [round(rate, 4),
+                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+            summary[stat]["kind"] = rows[0][stat]["kind"]
+        rec = {"benchmark": "wmt_null_calibration", "label": "defaults-systems",
+               "call": "bm.significance_clusters(ds, 'quality', statistic=..., "
+                       "random_seed=seed, resampling={'n_resamples': n_resamples, "
+                       "'n_permutations': n_permutations}) (default unit and pair_test)",
+               "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
+               "test": "covers: 94% percentile interval (bootstrap) / 94% HDI (posterior) "
+                       "of the difference contains 0; p_beats_reject: P(A beats B) outside "
+                       "[0.025, 0.975]; pair_test_reject: 2 x one-sided p <= 0.05",
+               "rates": "[rate, binomial Monte Carlo sd]",
+               "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
+               "results": summary, "seconds": round(time.time() - t0, 1),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
+def one_concentration(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
+                      bias_sd: float, alphas: dict[str, float]) -> dict:
+    r"""Exploratory: the posterior of the difference under system weights
+    :math:`S\,\mathrm{Dir}(\alpha 1_S)` (items weighing one) for each ``alphas`` entry:
+    whether its 94% HDI contains 0 and whether P(A beats B) lies outside [0.025, 0.975].
+    ``alpha = 1`` is the default flat Dirichlet; ``alpha = (S - 2) / S`` makes the
+    posterior variance of a mean :math:`\hat\sigma^2_{\text{biased}} / (S\alpha + 1)`
+    equal to the usual :math:`s^2 / S`."""
+    from bayesmeta.wmt._common import inputs
+    from bayesmeta.wmt.clusters import _statistic
+
+    ds = _equal_metrics(n_systems, n_items, seed, bias_sd)
+    x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+    S = z.shape[0]
+    out = {}
+    for label, (stat_name, kw, _) in DEFAULT_STATISTICS.items():
+        stat = _statistic(stat_name, kw.get("threshold", 25.0), n_perm, 4, z.shape[1])
+        row = {}
+        for name, alpha in alphas.items():
+            rng = np.random.default_rng([seed, 2])
+            a = S * rng.dirichlet(np.full(S, alpha), size=n_res)
+            post = stat(x, z, a, None)
+            d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
+            hdi = summarize(d, ci_prob=0.94)["interval"].values
+            pb = float((d.values > 0).mean() + 0.5 * (d.values == 0).mean())
+            row[f"hdi_covers_{name}"] = bool(hdi[0] <= 0 <= hdi[1])
+            row[f"p_beats_reject_{name}"] = bool(not 0.025 <= pb <= 0.975)
+        out[label] = row
+    return out
+
+
+def concentration_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
+                       bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
+    r"""Label ``dirichlet-concentration`` (exploratory, not a default): the flat Dirichlet
+    over systems against :math:`\alpha = (S - 2) / S`, same campaigns as ``defaults``."""
+    for n_systems in systems:
+        t0 = time.time()
+        alphas = {"flat": 1.0, "s2": (n_systems - 2) / n_systems}
+        rows = [one_concentration(n_systems, 50, 1000 * n_systems + r, n_perm, n_res,
+                                  bias_sd, alphas) for r in range(n_reps)]
+        summary = {}
+        for stat in DEFAULT_STATISTICS:
+            summary[stat] = {}
+            for k in rows[0][stat]:
+                rate = float(np.mean([r[stat][k] for r in rows]))
+                summary[stat][k] = [round(rate, 4),
+                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+        rec = {"benchmark": "wmt_null_calibration", "label": "dirichlet-concentration",
+               "alphas": {"flat": 1.0, "s2": "(S - 2) / S"},
+               "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
+               "test": "94% HDI of the posterior difference contains 0; P(A beats B) "
+                       "outside [0.025, 0.975]",
+               "rates": "[rate, binomial Monte Carlo sd]",
+               "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
+               "results": summary, "seconds": round(time.time() - t0, 1),
+               "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
+        with OUT.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
+def table(labels: tuple[str, ...] = ("paired-bootstrap", "swap-tests")) -> None:
+    """Print the latest lines of ``labels`` as one table: rate (Monte Carlo sd) per
+    statistic, test and setting."""
     latest: dict = {}
     for line in OUT.read_text().splitlines():
         r = json.loads(line)
-        if r.get("label") in ("paired-bootstrap", "swap-tests"):
+        if r.get("label") in labels:
             for stat, v in r["results"].items():
-                for k, (rate, sd) in v.items():
+                for k, val in v.items():
+                    if k == "kind":
+                        continue
+                    rate, sd = val
                     latest[(stat, k, r["n_systems"], r["bias_sd"])] = f"{rate:.3f} ({sd:.3f})"
     cols = sorted({(k[2], k[3]) for k in latest})
     print(f"{'statistic':26s} {'test':22s} " + " ".join(f"S={c[0]},bias={c[1]:<10}"
@@ -246,9 +395,17 @@ def table() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["table"]:
-        table()
+        table(*([tuple(sys.argv[2:])] if sys.argv[2:] else []))
     elif sys.argv[1:2] == ["variance"]:
         pairs_variance(*[int(v) for v in sys.argv[2:3]])
+    elif sys.argv[1:2] == ["concentration"]:
+        a = sys.argv[2:]
+        concentration_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
+                           *([tuple(int(v) for v in a[4:])] if a[4:] else []))
+    elif sys.argv[1:2] == ["defaults"]:
+        a = sys.argv[2:]
+        defaults_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
+                      *([tuple(int(v) for v in a[4:])] if a[4:] else []))
     elif sys.argv[1:2] == ["paired"]:
         a = sys.argv[2:]
         paired_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],

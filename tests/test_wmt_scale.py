@@ -61,17 +61,20 @@ def test_simulator_pairs_are_simulate_campaign_with_their_seed(campaign):
 
 def test_rows_equal_the_single_language_pair_functions(campaign, loop):
     """One language pair's classical values, bootstrap and Bayesian-bootstrap draws are
-    those of soft_pairwise_accuracy and the correlation engine with its recorded seed."""
+    those of soft_pairwise_accuracy and the correlation engine with its recorded seed
+    (systems and items resampled, named explicitly: the engine's unit)."""
     lp = "lp02"
     s = int(loop.details().xs(lp, level="lp")["seed"].iloc[0])
     assert s == language_pair_seed(11, lp)
+    both = {**OPTS, "unit": "both"}
+    loop_both = bm.wmt_statistics(campaign, "quality", random_seed=11, resampling=both)
     ds = campaign.sel(lp=lp, drop=True)
-    spa = bm.soft_pairwise_accuracy(ds, "quality", random_seed=s, resampling=OPTS)
-    got = loop.summary().xs(("spa", lp), level=("estimand", "lp"))
+    spa = bm.soft_pairwise_accuracy(ds, "quality", random_seed=s, resampling=both)
+    got = loop_both.summary().xs(("spa", lp), level=("estimand", "lp"))
     np.testing.assert_allclose(got["classical"].values, spa.summary()["classical"].values,
                                rtol=0, atol=TOL)
     for k in ("bootstrap", "posterior"):
-        np.testing.assert_allclose(loop.extra[k].sel(lp=lp, estimand="spa").values,
+        np.testing.assert_allclose(loop_both.extra[k].sel(lp=lp, estimand="spa").values,
                                    spa.extra[k].values, rtol=0, atol=TOL)
     xs = ds["score"].isel(run=0).transpose("metric", "system", "item")
     z = ds["judgment"].isel(trait=0).values
@@ -79,8 +82,36 @@ def test_rows_equal_the_single_language_pair_functions(campaign, loop):
     post = bayesian_bootstrap(xs, z, measures=list(WMT_MEASURES), n_resamples=30,
                               random_seed=s + 2)
     for k, ref in (("bootstrap", boot), ("posterior", post)):
-        mine = loop.extra[k].sel(lp=lp, estimand=list(WMT_MEASURES))
+        mine = loop_both.extra[k].sel(lp=lp, estimand=list(WMT_MEASURES))
         np.testing.assert_allclose(mine.values, ref.values, rtol=0, atol=TOL)
+    # the default: systems resampled for the system-level and within-item estimands and
+    # SPA (equal to soft_pairwise_accuracy's default and the engine's bootstrap over
+    # systems), systems and items for global_pearson
+    spa = bm.soft_pairwise_accuracy(ds, "quality", random_seed=s, resampling=OPTS)
+    for k in ("bootstrap", "posterior"):
+        np.testing.assert_allclose(loop.extra[k].sel(lp=lp, estimand="spa").values,
+                                   spa.extra[k].values, rtol=0, atol=TOL)
+    systems = ["system_pearson", "system_acc_eq", "within_item_acc_eq"]
+    boot_sys = bootstrap(xs, z, measures=systems, unit="systems", n_resamples=30,
+                         random_seed=s + 1)
+    np.testing.assert_allclose(loop.extra["bootstrap"].sel(lp=lp, estimand=systems).values,
+                               boot_sys.values, rtol=0, atol=TOL)
+    for k, ref in (("bootstrap", boot), ("posterior", post)):
+        np.testing.assert_allclose(loop.extra[k].sel(lp=lp, estimand="global_pearson").values,
+                                   ref.sel(measure="global_pearson").values, rtol=0, atol=TOL)
+    # the posterior of the system level: Dirichlet weights on the systems only
+    S = z.shape[0]
+    w = S * np.random.default_rng(s + 2).dirichlet(np.ones(S), size=30)
+    u, v = xs.values.mean(-1), z.mean(-1)
+    ref = np.array([[np.cov(u[m], v, aweights=wr)[0, 1]
+                     / np.sqrt(np.cov(u[m], aweights=wr) * np.cov(v, aweights=wr))
+                     for m in range(u.shape[0])] for wr in w])
+    np.testing.assert_allclose(
+        loop.extra["posterior"].sel(lp=lp, estimand="system_pearson").values, ref, rtol=0,
+        atol=TOL)
+    kind = loop.summary().attrs["classical_ci_kind"]
+    assert kind == ("percentile bootstrap over systems (system_pearson, system_acc_eq, "
+                    "within_item_acc_eq, spa); systems and items (global_pearson)")
     # classical Pearson r by scipy (system means; all outputs)
     x = xs.values
     sys_r = [scipy.stats.pearsonr(x[m].mean(-1), z.mean(-1))[0] for m in range(4)]

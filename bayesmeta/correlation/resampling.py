@@ -392,13 +392,23 @@ def permutation_test(
 
 # --------------------------------------------------------------------------- bootstrap
 def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple[int, int],
-                       unit: str = "both") -> tuple[np.ndarray | None, np.ndarray | None]:
+                       unit: str = "both", *, bayesian_unit: str = "both"
+                       ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """System and item weights for ``n`` resamples: ``kind="bootstrap"`` (multinomial counts
-    of the resampled ``unit``) or ``"bayesian"`` (size times a flat Dirichlet, always
-    systems and items jointly). ``None`` means all ones."""
+    of the resampled ``unit``) or ``"bayesian"`` (size times a flat Dirichlet over
+    ``bayesian_unit``: systems and items jointly by default, the other unit weighing one).
+    ``None`` means all ones. The system weights are drawn first, so the system weights of
+    ``"systems"`` equal those of ``"both"`` under the same generator state."""
     S, I = shape
     if kind == "bayesian":
-        return S * rng.dirichlet(np.ones(S), size=n), I * rng.dirichlet(np.ones(I), size=n)
+        if bayesian_unit not in UNITS:
+            raise ValueError(f"unit must be one of {', '.join(UNITS)}, got "
+                             f"{bayesian_unit!r}.")
+        a = S * rng.dirichlet(np.ones(S), size=n) if bayesian_unit in (
+            "systems", "both") else None
+        b = I * rng.dirichlet(np.ones(I), size=n) if bayesian_unit in (
+            "items", "both") else None
+        return a, b
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}.")
     a = rng.multinomial(S, np.full(S, 1.0 / S), size=n).astype(float) if unit in (

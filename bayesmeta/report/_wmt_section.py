@@ -146,7 +146,9 @@ def wmt_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         return Skipped("no permutation tests in this run (the budget left them out, or "
                        "n_permutations=0): SPA and the significance clusters need them")
     sets = _language_pairs(ds)
-    opts = ctx.resampling.replace(scheme="pairs")
+    # both tasks compare systems on the same items: resample systems (bayesmeta.wmt._common),
+    # wmt_ranking's own default, whatever the report's unit for the metric sections
+    opts = ctx.resampling.replace(scheme="pairs", unit="systems")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = wmt_ranking(ds, trait, protocol=PROTOCOL, alpha=ALPHA, resampling=opts,
@@ -160,7 +162,8 @@ def wmt_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
              f"classical overall score; clusters at p <= {ALPHA:g} from the tasks' "
              f"permutation draws summed ({opts.n_permutations} per language pair, "
              f"comparisons swapped in the segment-level task); posterior: the weighted sum "
-             f"of the tasks' Bayesian-bootstrap draws ({opts.n_resamples}), p_rank1 = "
+             f"of the tasks' Bayesian-bootstrap draws ({opts.n_resamples}; bootstrap and "
+             f"Dirichlet over the systems), p_rank1 = "
              f"P(rank 1). bm.wmt_ranking(data, {trait!r}, protocol={PROTOCOL!r}, "
              f"resampling={{'scheme': 'pairs', ...}}) gives the same numbers."]
     notes += sorted({str(w.message) for w in caught})

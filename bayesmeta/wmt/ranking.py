@@ -13,8 +13,9 @@ Significance of :math:`\bar s_A - \bar s_B`: the tasks' permutation draws of the
 share of summed draws reaching the observed difference (MTME ``AverageCorrMatrix``);
 clusters by :func:`~bayesmeta.wmt.kernels.assign_ranks`. Beside it, the posterior: the
 weighted sum of the tasks' Bayesian-bootstrap draws (language pairs independent; the two
-tasks of a language pair share their Dirichlet weights), with P(A beats B) and each
-metric's rank distribution.
+tasks of a language pair share their Dirichlet weights, a flat Dirichlet over the systems by
+default: both tasks compare systems on the same items, see :mod:`bayesmeta.wmt._common`),
+with P(A beats B) and each metric's rank distribution.
 """
 
 from __future__ import annotations
@@ -32,9 +33,19 @@ from bayesmeta.data.schema import LP_DIM, split_language_pairs
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob
-from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels, ties
-from bayesmeta.wmt._common import WMTResult, beats_matrix, draws, inputs, side_by_side
+from bayesmeta.wmt._common import (
+    UNIT_WORDS,
+    WMTResult,
+    beats_matrix,
+    default_unit,
+    draws,
+    inputs,
+    interval_kinds,
+    side_by_side,
+    systems_posterior_note,
+    wmt_resampling,
+)
 from bayesmeta.wmt.clusters import PAIR_TESTS, _statistic, bootstrap_pvalues, swap_pvalues
 
 PROTOCOLS = ("wmt24", "wmt25")
@@ -76,7 +87,7 @@ def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme, test="permutation"
         null = swap_pvalues(lambda h, zh, a, b: ties.calibrated_accuracy(h, zh), x, z,
                             order, n_perm, seed + 3)[1]
     boot = draws(stat, x, z, "bootstrap", n_res, seed + 1, unit) if n_res else None
-    post = draws(stat, x, z, "bayesian", n_res, seed + 2) if n_res else None
+    post = draws(stat, x, z, "bayesian", n_res, seed + 2, unit) if n_res else None
     return np.asarray(point, float), boot, post, null
 
 
@@ -124,8 +135,10 @@ def wmt_ranking(
         needs ``n_resamples`` >= 1.
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per task and pair, default 1000; also SPA's inner tests),
-        ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``,
-        ``scheme`` of the segment-level test: ``"pairs"`` (default, WMT24/25's swapping of
+        ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``
+        (what the intervals and the posterior resample, default ``"systems"``: both tasks
+        compare systems on the same items, see :mod:`bayesmeta.wmt._common`), ``scheme``
+        of the segment-level test: ``"pairs"`` (default, WMT24/25's swapping of
         comparisons, anti-conservative: see :mod:`bayesmeta.wmt.ties`) or ``"both"``
         (swap scores, re-calibrate the thresholds).
     random_seed : int, optional
@@ -166,7 +179,8 @@ def wmt_ranking(
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
-    opts = resampling_options(resampling, n_resamples=200, scheme="pairs")
+    # both tasks (SPA, acc_eq within items) compare systems on the same items
+    opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=200, scheme="pairs")
     if opts.scheme not in ("pairs", "both"):
         raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25) or 'both', got "
                          f"{opts.scheme!r}.")
@@ -263,10 +277,14 @@ def wmt_ranking(
             rank_probability=xr.DataArray(ranks, dims=("metric", "rank"),
                                           coords={"metric": labels,
                                                   "rank": np.arange(1, M + 1)}))
-        info["posterior"] = (f"weighted sum of the tasks' Bayesian-bootstrap draws, "
-                             f"{opts.n_resamples} draws")
-        kinds = {"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
-                 "posterior": "Bayesian bootstrap"}
+        words = UNIT_WORDS[opts.unit]
+        info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over {words} "
+                                      f"(the tasks' draws summed), {opts.n_resamples} "
+                                      f"resamples")
+        info["posterior"] = (f"weighted sum of the tasks' Bayesian-bootstrap draws (flat "
+                             f"Dirichlet over {words}), {opts.n_resamples} draws")
+        kinds = dict(zip(("classical_ci_kind", "posterior"), interval_kinds(opts.unit),
+                         strict=True))
     return RankingResult(
         table, title=f"Overall metric ranking ({protocol.upper()} protocol)", info=info,
         details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,
@@ -274,4 +292,5 @@ def wmt_ranking(
                                        for lp in lps], "lp", join="outer")),
         notes=["details(): rank (overall score), cluster (1 = top), p_best; matrix(): "
                "p-values; tasks(): each task's score; extra['rank_probability']: posterior "
-               "rank distribution."], **kinds)
+               "rank distribution.",
+               *systems_posterior_note(opts.unit, opts.n_resamples)], **kinds)

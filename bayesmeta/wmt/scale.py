@@ -39,7 +39,13 @@ from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
 from bayesmeta.vocabulary import resampling_options
-from bayesmeta.wmt._common import inputs
+from bayesmeta.wmt._common import (
+    UNIT_WORDS,
+    default_unit,
+    explicit_unit,
+    inputs,
+    systems_posterior_note,
+)
 from bayesmeta.wmt.clusters import _statistic
 from bayesmeta.wmt.simulate import language_pair_seed
 
@@ -116,14 +122,28 @@ def _common_metrics(data: xr.Dataset | Mapping[str, xr.Dataset],
     return labels
 
 
+def estimand_units(measures: Sequence[str], spa: bool, unit: str | None) -> list[str]:
+    """The resampling unit of every estimand (the measures, then SPA): ``unit`` when the
+    user named one, else each estimand's default (:func:`~bayesmeta.wmt._common.default_unit`:
+    systems for system-level and within-item statistics and SPA, systems and items for
+    ``global_*`` and ``within_system_*``)."""
+    names = list(measures) + (["spa"] if spa else [])
+    return [unit if unit is not None else default_unit(q) for q in names]
+
+
 def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str], run: Any,
-                        reference: Any, measures: Sequence[str], n_resamples: int, unit: str,
-                        n_permutations: int, n_jobs: int | None, seed: int, lp: str = "lp"
+                        reference: Any, measures: Sequence[str], n_resamples: int,
+                        unit: str | Sequence[str] | None, n_permutations: int,
+                        n_jobs: int | None, seed: int, lp: str = "lp"
                         ) -> tuple[np.ndarray, str, str]:
     """One language pair: ``(1 + 2R, M, Q)`` values (row 0 classical, rows 1..R bootstrap
     with seed + 1, rows R+1..2R Bayesian bootstrap with seed + 2; Q = the measures, then SPA
     with permutation seed ``seed`` when ``n_permutations`` > 0), the data's hash and the
-    human score's label. Runs in a worker: everything it needs is in its arguments."""
+    human score's label. ``unit``: what the bootstrap resamples and the Bayesian bootstrap
+    weighs, one for all estimands, one per estimand, or None for each estimand's default
+    (:func:`estimand_units`); estimands of the same unit share their weights, and the
+    system weights of ``"systems"`` are those of ``"both"``. Runs in a worker: everything
+    it needs is in its arguments."""
     try:
         if LP_DIM in ds.dims:
             ds = split_language_pairs(ds)[lp]
@@ -132,6 +152,10 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
         raise ValueError(f"language pair {lp!r}: {err}") from None
     spa = _statistic("spa", 0.0, n_permutations, seed, z.shape[1]) if n_permutations else None
     M, Q = x.shape[0], len(measures) + (spa is not None)
+    units = (estimand_units(measures, spa is not None, unit) if unit is None
+             or isinstance(unit, str) else list(unit))
+    if len(units) != Q:
+        raise ValueError(f"unit: {len(units)} units for {Q} estimands.")
     # within-group acc_eq sorts each metric's pairs once and then takes any number of
     # resamples cheaply: it gets all rows at once, the rest go in chunks
     whole = [j for j, q in enumerate(measures)
@@ -152,24 +176,29 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
     out = np.empty((1 + 2 * n_resamples, M, Q))
     out[0][:, chunked + spa_col] = stats(None, None, chunked, bool(spa_col))[0]
     S, I = z.shape
-    weights = [(np.ones((1, S)), np.ones((1, I)))]          # the classical row: unit weights
-    for k, kind in enumerate(("bootstrap", "bayesian")):
-        if not n_resamples:
-            break
-        a, b = resampling_weights(np.random.default_rng(seed + 1 + k), kind, n_resamples,
-                                  z.shape, unit)
-        weights.append((np.ones((n_resamples, S)) if a is None else a,
-                        np.ones((n_resamples, I)) if b is None else b))
-        if chunked + spa_col:
-            for s in range(0, n_resamples, CHUNK):
-                sl = slice(s, min(n_resamples, s + CHUNK))
-                out[1 + k * n_resamples + s: 1 + k * n_resamples + sl.stop, :,
-                    chunked + spa_col] = stats(None if a is None else a[sl],
-                                               None if b is None else b[sl], chunked,
-                                               bool(spa_col))
-    if whole:   # all rows in one call: each metric's pairs are sorted once per language pair
-        out[:, :, whole] = stats(np.concatenate([w[0] for w in weights]),
-                                 np.concatenate([w[1] for w in weights]), whole)
+    for u in dict.fromkeys(units):                      # each unit once, in order
+        mine = [j for j in range(Q) if units[j] == u]
+        cols = [j for j in chunked if j in mine]
+        with_spa = bool(spa_col) and spa_col[0] in mine
+        weights = [(np.ones((1, S)), np.ones((1, I)))]  # the classical row: unit weights
+        for k, kind in enumerate(("bootstrap", "bayesian")):
+            if not n_resamples:
+                break
+            a, b = resampling_weights(np.random.default_rng(seed + 1 + k), kind,
+                                      n_resamples, z.shape, u, bayesian_unit=u)
+            weights.append((np.ones((n_resamples, S)) if a is None else a,
+                            np.ones((n_resamples, I)) if b is None else b))
+            if cols or with_spa:
+                for s in range(0, n_resamples, CHUNK):
+                    sl = slice(s, min(n_resamples, s + CHUNK))
+                    out[1 + k * n_resamples + s: 1 + k * n_resamples + sl.stop, :,
+                        cols + (spa_col if with_spa else [])] = stats(
+                            None if a is None else a[sl], None if b is None else b[sl],
+                            cols, with_spa)
+        held = [j for j in whole if j in mine]
+        if held:  # all rows in one call: each metric's pairs are sorted once per lp
+            out[:, :, held] = stats(np.concatenate([w[0] for w in weights]),
+                                    np.concatenate([w[1] for w in weights]), held)
     return out, data_hash(ds[["score"] + [v for v in ("judgment", "rating") if v in ds]]), \
         hs.label
 
@@ -213,9 +242,15 @@ def wmt_statistics(
     For language pair :math:`\ell`, measure :math:`q` and metric :math:`m`: the classical
     value :math:`q_\ell(x_m, z)` (:func:`bayesmeta.correlation.measures.measure_draws`;
     SPA as :func:`bayesmeta.soft_pairwise_accuracy`), its percentile bootstrap interval and
-    the Bayesian bootstrap :math:`q_\ell(x_m, z; a, b)` with system and item weights
-    :math:`a \sim S\,\mathrm{Dir}(1_S)`, :math:`b \sim I\,\mathrm{Dir}(1_I)` (Rubin 1981).
-    All statistics of a language pair share its resampling weights.
+    the Bayesian bootstrap :math:`q_\ell(x_m, z; a, b)` (Rubin 1981). By default each
+    estimand resamples its own unit (:func:`~bayesmeta.wmt._common.default_unit`): the
+    system-level and within-item estimands and SPA compare systems on the same items and
+    resample the systems (system weights :math:`a \sim S\,\mathrm{Dir}(1_S)`, item
+    weights one; the bootstrap resamples systems), ``global_*`` and ``within_system_*``
+    resample systems and items (also :math:`b \sim I\,\mathrm{Dir}(1_I)`); see
+    :mod:`bayesmeta.wmt._common` for why. The estimands of a language pair with the same
+    unit share their resampling weights, and the system weights are the same for both
+    units.
 
     Parameters
     ----------
@@ -240,7 +275,9 @@ def wmt_statistics(
         :func:`bayesmeta.correlations`).
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000 bootstrap resamples and as many posterior draws per
-        language pair), ``unit`` of the bootstrap, ``n_permutations`` (SPA's paired
+        language pair), ``unit`` (what the bootstrap resamples and the Bayesian bootstrap
+        weighs, for every estimand; by default each estimand's own, as above),
+        ``n_permutations`` (SPA's paired
         permutations per system pair, default 1000; 0 leaves SPA out), ``n_jobs`` (threads
         within one language pair's task; default the usable cores without a scheduler, 1
         with one, whose workers are the parallelism).
@@ -293,16 +330,29 @@ def wmt_statistics(
     pairs = _language_pairs(data)
     labels = list(metrics) if metrics is not None else _common_metrics(data, pairs)
     seeds = [language_pair_seed(seed, lp) for lp, _ in pairs]
+    units = estimand_units(names, bool(opts.n_permutations), explicit_unit(resampling))
     got = run_language_pairs(
         [(lp, ds, s) for (lp, ds), s in zip(pairs, seeds, strict=True)], scheduler, trait=trait,
         metrics=labels, run=run, reference=reference, measures=names,
-        n_resamples=opts.n_resamples, unit=opts.unit, n_permutations=opts.n_permutations,
+        n_resamples=opts.n_resamples, unit=units, n_permutations=opts.n_permutations,
         n_jobs=opts.n_jobs if opts.n_jobs is not None or scheduler is None else 1)
     return _result(got, pairs, labels, names + (["spa"] if opts.n_permutations else []),
-                   seeds, opts, ci_prob, seed, scheduler)
+                   units, seeds, opts, ci_prob, seed, scheduler)
 
 
-def _result(got, pairs, labels, estimands, seeds, opts, ci_prob, seed, scheduler) -> Result:
+def units_text(estimands: Sequence[str], units: Sequence[str]) -> str:
+    """What is resampled, in words: one unit for all estimands, or each unit with its
+    estimands (``"systems (system_pearson, spa); systems and items (global_pearson)"``)."""
+    groups: dict[str, list[str]] = {}
+    for q, u in zip(estimands, units, strict=True):
+        groups.setdefault(u, []).append(q)
+    if len(groups) == 1:
+        return UNIT_WORDS[next(iter(groups))]
+    return "; ".join(f"{UNIT_WORDS[u]} ({', '.join(qs)})" for u, qs in groups.items())
+
+
+def _result(got, pairs, labels, estimands, units, seeds, opts, ci_prob, seed, scheduler
+            ) -> Result:
     lps = [lp for lp, _ in pairs]
     R = opts.n_resamples
     values = np.stack([g[0] for g in got])                      # (L, 1 + 2R, M, Q)
@@ -347,16 +397,20 @@ def _result(got, pairs, labels, estimands, seeds, opts, ci_prob, seed, scheduler
         table["hdi_high"] = s["interval"].sel(ci_bound="upper").transpose(
             *order).values.ravel()
         extra = {"bootstrap": boot, "posterior": post}
-        info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap ({opts.unit}), "
+        words = units_text(estimands, units)
+        info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over {words}, "
                                       f"{R} resamples per language pair")
-        info["posterior"] = f"Bayesian bootstrap, {R} draws per language pair"
-        kinds = {"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
-                 "posterior": "Bayesian bootstrap"}
+        info["posterior"] = (f"Bayesian bootstrap (flat Dirichlet over {words}), {R} draws "
+                             f"per language pair")
+        kinds = {"classical_ci_kind": f"percentile bootstrap over {words}",
+                 "posterior": f"Bayesian bootstrap (flat Dirichlet over {words})"}
     digest = hashlib.sha256("".join(g[1] for g in got).encode()).hexdigest()[:16]
     return Result(table, title="WMT campaign statistics per language pair", info=info,
                   details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,
                   data_hash=digest,
                   notes=["details(): rank (classical, within language pair and estimand, "
                          "1 = best) and seed (the language pair's); extra['bootstrap'], "
-                         "extra['posterior']: draws (lp, resample, metric, estimand)."],
+                         "extra['posterior']: draws (lp, resample, metric, estimand).",
+                         *systems_posterior_note("systems" if "systems" in units else "both",
+                                                 R)],
                   **kinds)

@@ -6,7 +6,9 @@ its percentile bootstrap interval and the Bayesian-bootstrap posterior (mean, sd
 metric; ``details()`` with the rank and the posterior probability of being best;
 ``extra["p_beats"]`` with P(metric beats metric2). Resampling weights come from the one
 resampling engine (:mod:`bayesmeta.correlation.resampling`); every statistic is evaluated
-exactly on the weights (a resampled output counts its weight, a pair the product).
+exactly on the weights (a resampled output counts its weight, a pair the product). The
+statistics that compare systems on the same items resample the systems by default, both
+in the bootstrap and in the Bayesian bootstrap (:mod:`bayesmeta.wmt._common` says why).
 """
 
 from __future__ import annotations
@@ -18,17 +20,26 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesmeta.correlation.resampling import (
-    bayesian_bootstrap,
-    bootstrap,
-)
 from bayesmeta.data import select
 from bayesmeta.options import ResamplingOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, check_ci_prob
-from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt import kernels
-from bayesmeta.wmt._common import WMTResult, beats_matrix, evaluate, inputs, side_by_side
+from bayesmeta.wmt._common import (
+    UNIT_WORDS,
+    WMTResult,
+    beats_matrix,
+    default_unit,
+    draws,
+    evaluate,
+    inputs,
+    interval_kinds,
+    measure_statistic,
+    posterior_text,
+    side_by_side,
+    systems_posterior_note,
+    wmt_resampling,
+)
 
 #: MTME's default seed of SPA's permutations (``pce.compute_pairwise_p_values(seed=4)``).
 SPA_SEED = 4
@@ -67,7 +78,10 @@ def soft_pairwise_accuracy(
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (permutations of each system pair's test, default 1000),
         ``n_resamples`` (bootstrap resamples and Bayesian-bootstrap draws, default 200;
-        0 for the classical value only), ``unit`` (what the bootstrap resamples).
+        0 for the classical value only), ``unit`` (what the bootstrap resamples and the
+        Bayesian bootstrap weighs with a flat Dirichlet; default ``"systems"``: SPA compares
+        systems on the same items, so items resampled as well would count the output-level
+        noise more than once, see :mod:`bayesmeta.wmt._common`).
     ci_prob : float
     random_seed : int, optional
         Seed of the permutations; the default 4 is MTME's, so the classical SPA equals
@@ -105,7 +119,7 @@ def soft_pairwise_accuracy(
     >>> bool(((res.summary()["classical"] > 0) & (res.summary()["classical"] <= 1)).all())
     True
     """
-    opts = resampling_options(resampling, n_resamples=200)
+    opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=200)
     ci_prob = check_ci_prob(ci_prob)
     if opts.n_permutations < 1:
         raise ValueError("resampling: n_permutations must be at least 1 for SPA's tests.")
@@ -163,7 +177,11 @@ def pairwise_difference_pearson(
         Pairs within each item (the default, MTME's ``average_by="item"``: systems compared
         on the same segment), within each system, or across all outputs.
     resampling : ResamplingOptions or dict, optional
-        ``n_resamples`` (default 1000), ``unit``.
+        ``n_resamples`` (default 1000), ``unit`` (what the bootstrap resamples and the
+        Bayesian bootstrap weighs): default ``"systems"`` with ``grouping="item"`` (pairs
+        of systems on the same segment: an item's level cancels), ``"both"`` with
+        ``"system"`` or ``"global"`` (the items' levels are part of the pairs compared);
+        see :mod:`bayesmeta.wmt._common`.
     random_seed : int, optional
         Seed of the bootstrap (``+ 1``) and Bayesian bootstrap (``+ 2``).
 
@@ -194,9 +212,9 @@ def pairwise_difference_pearson(
     >>> res.summary().shape[0]
     2
     """
-    opts = resampling_options(resampling, n_resamples=1000)
-    ci_prob = check_ci_prob(ci_prob)
     kernels.grouped(np.zeros((1, 1)), grouping)
+    opts = wmt_resampling(resampling, default_unit("pdp", grouping), n_resamples=1000)
+    ci_prob = check_ci_prob(ci_prob)
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference,
                               complete=False)
     seed = resolve_seed(random_seed)
@@ -273,9 +291,10 @@ def kendall_like(
     >>> bool((res.summary()["classical"].abs() <= 1).all())
     True
     """
-    opts = resampling_options(resampling, n_resamples=1000)
-    ci_prob = check_ci_prob(ci_prob)
     kernels.grouped(np.zeros((1, 1)), grouping)
+    opts = wmt_resampling(resampling, default_unit("kendall_like", grouping),
+                          n_resamples=1000)
+    ci_prob = check_ci_prob(ci_prob)
     if not np.isfinite(threshold) or threshold < 0:
         raise ValueError(f"threshold must be a non-negative number, got {threshold!r}.")
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference,
@@ -328,7 +347,11 @@ def williams_test(
     level : {"system", "global"}
         Pearson's r of the system means (WMT's system level) or of all outputs.
     resampling : ResamplingOptions or dict, optional
-        ``n_resamples`` (default 1000), ``unit``.
+        ``n_resamples`` (default 1000), ``unit`` (what the bootstrap resamples and the
+        Bayesian bootstrap weighs): default ``"systems"`` at the system level (the system
+        means' correlation: an item effect shifts every system alike), ``"both"`` at the
+        global level (a correlation over all outputs, to which the items' levels
+        contribute); see :mod:`bayesmeta.wmt._common`.
     random_seed : int, optional
         Seed of the Bayesian bootstrap; the bootstrap uses ``random_seed + 1``.
 
@@ -362,7 +385,7 @@ def williams_test(
     """
     if level not in ("system", "global"):
         raise ValueError(f"level must be 'system' or 'global', got {level!r}.")
-    opts = resampling_options(resampling, n_resamples=1000)
+    opts = wmt_resampling(resampling, default_unit(f"{level}_pearson"), n_resamples=1000)
     ci_prob = check_ci_prob(ci_prob)
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
     M = len(labels)
@@ -392,11 +415,9 @@ def williams_test(
     info = {"data": select.describe(data), "human": hs.label, "level": level,
             "test": "Williams (1959), one-sided for the direction observed"}
     if opts.n_resamples:
-        xs = xr.DataArray(x, dims=("metric", "system", "item"), coords={"metric": labels})
-        post = bayesian_bootstrap(xs, z, measures=measure, n_resamples=opts.n_resamples,
-                                  random_seed=seed).values[:, :, 0]
-        boot = bootstrap(xs, z, measures=measure, unit=opts.unit,
-                         n_resamples=opts.n_resamples, random_seed=seed + 1).values[:, :, 0]
+        stat = measure_statistic(measure)
+        post = draws(stat, x, z, "bayesian", opts.n_resamples, seed, opts.unit)
+        boot = draws(stat, x, z, "bootstrap", opts.n_resamples, seed + 1, opts.unit)
         side_by_side(table, boot[:, ia] - boot[:, ib], post[:, ia] - post[:, ib], ci_prob)
         beats = beats_matrix(post)
         details["p_beats"] = beats[ia, ib]
@@ -404,11 +425,16 @@ def williams_test(
                                          coords={"metric": labels, "metric2": labels}),
                  "posterior": xr.DataArray(post, dims=("resample", "metric"),
                                            coords={"metric": labels})}
-        info["posterior"] = f"Bayesian bootstrap, {opts.n_resamples} draws"
-        kinds = {"classical_ci_kind": f"percentile bootstrap ({opts.unit})",
-                 "posterior": "Bayesian bootstrap"}
+        info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over "
+                                      f"{UNIT_WORDS[opts.unit]}, {opts.n_resamples} "
+                                      f"resamples")
+        info["posterior"] = posterior_text(opts.unit, opts.n_resamples)
+        kinds = dict(zip(("classical_ci_kind", "posterior"), interval_kinds(opts.unit),
+                         strict=True))
     return WilliamsResult(table, title="Williams' test of dependent correlations",
                           info=info, details=details, extra=extra, ci_prob=ci_prob,
                           random_seed=seed, data_hash=data_hash(data),
                           notes=["details(): pvalue (Williams, one-sided) and p_beats "
-                                 "(posterior P(metric beats metric2))."], **kinds)
+                                 "(posterior P(metric beats metric2)).",
+                                 *systems_posterior_note(opts.unit, opts.n_resamples)],
+                          **kinds)
