@@ -113,6 +113,53 @@ def _quiet_blas_check() -> None:
         _ = pytensor.config.blas__ldflags
 
 
+_ERFCX_SWITCH = 25.0  # erfcx by exp(x^2) erfc(x) below, by its asymptotic series above
+
+
+def _erfcx_jax(x: Any) -> Any:
+    r"""The scaled complementary error function :math:`\operatorname{erfcx}(x) = e^{x^2}
+    \operatorname{erfc}(x)` in JAX, which has none (PyTensor maps its ``Erfcx`` to
+    TensorFlow Probability, not a dependency here). Below ``x = 25`` the product itself
+    (``erfc`` is still a normal double there, relative error ~1e-13); above it the asymptotic
+    series :math:`\frac{1}{x\sqrt\pi}(1 - \frac{1}{2x^2} + \frac{3}{4x^4} -
+    \frac{15}{8x^6} + \frac{105}{16x^8})`, whose next term is below 1e-13 relative there.
+    Both branches get clamped arguments, so that neither produces NaN or infinity in the
+    other's region and ``jax.grad`` stays finite."""
+    import jax.numpy as jnp
+    from jax.scipy.special import erfc
+
+    lo = jnp.minimum(x, _ERFCX_SWITCH)
+    hi = jnp.maximum(x, _ERFCX_SWITCH)
+    u = 1.0 / (2.0 * hi * hi)
+    series = (1.0 - u * (1.0 - 3.0 * u * (1.0 - 5.0 * u * (1.0 - 7.0 * u)))) / (
+        hi * np.sqrt(np.pi))
+    return jnp.where(x < _ERFCX_SWITCH, jnp.exp(lo * lo) * erfc(lo), series)
+
+
+_JAX_REGISTERED: list[bool] = []
+
+
+def _register_jax_special_functions() -> None:
+    """Prepare JAX for bayesmeta's models, once per process: double precision (JAX
+    computes in float32 unless told otherwise, and the ordinal likelihoods' tails
+    overflow there; the numba path is float64 too), and the special functions the models
+    use that PyTensor's JAX linker lacks (``erfcx``, in the stable log Phi of every
+    ordinal likelihood)."""
+    if _JAX_REGISTERED:
+        return
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from pytensor.link.jax.dispatch import jax_funcify
+    from pytensor.scalar.math import Erfcx
+
+    @jax_funcify.register(Erfcx)
+    def _jax_funcify_erfcx(op: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        return _erfcx_jax
+
+    _JAX_REGISTERED.append(True)
+
+
 def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
                      backend: str = "numba") -> tuple[Any, float]:
     """nutpie's compiled model (cached per model object and backend) and the seconds spent
@@ -132,7 +179,12 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
         except ImportError as err:
             raise ImportError('SamplerOptions(backend="jax") needs JAX: pip install '
                               '"bayesmeta[jax]" (or a CUDA build of jax for a GPU).') from err
-        kwargs.update(backend="jax", gradient_backend="jax")
+        # the gradient from PyTensor's own graph (as on the numba path: jax.grad of the
+        # ordinal likelihoods' switch branches gives 0 * inf = NaN), and the model not
+        # frozen, so that its pm.Data stay swappable (with_data) and its initial values
+        # (which freezing refuses) stay
+        kwargs.update(backend="jax", gradient_backend="pytensor", freeze_model=False)
+        _register_jax_special_functions()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -157,6 +157,9 @@ def test_unsupported_syntax_names_the_culprit():
         oc.ordinal_cfa(SYNTAX4 + "\ncoh ~~ 0.5*rel", ds)
     with pytest.raises(TypeError, match="data"):
         oc.ordinal_cfa(SYNTAX4, ds["rating"].values)
+    # the augmented likelihood is numba kernels: JAX is pointed to a sampled-scores form
+    with pytest.raises(ValueError, match="parameterization='polar'"):
+        oc.ordinal_cfa(SYNTAX4, ds, sampling={"backend": "jax"})
 
 
 def test_blocks_from_zero_correlations():

@@ -413,7 +413,8 @@ def ordinal_cfa(
         ``augmented`` (default) integrates the factor scores out and samples the latent
         responses inside the box of the observed categories (the construction of blavaan's
         ordinal models), then draws the factor scores from their conditional normal; the
-        others sample the factor scores directly.
+        others sample the factor scores directly. ``augmented`` runs in numba kernels only:
+        with ``sampling={"backend": "jax"}`` use one of the others.
     classical : bool
         Also fit lavaan's WLSMV (the ``classical`` columns).
     fit_measures : bool
@@ -453,6 +454,12 @@ def ordinal_cfa(
     if parameterization not in PARAMETERIZATIONS:
         raise ValueError(f"parameterization must be one of {PARAMETERIZATIONS}, got "
                          f"{parameterization!r}.")
+    if options.backend == "jax" and parameterization == "augmented":
+        raise ValueError("parameterization='augmented' (the default) computes its "
+                         "likelihood in numba kernels, which JAX cannot run; with "
+                         "sampling={'backend': 'jax'} pass parameterization='polar' (the "
+                         "same model with the factor scores sampled instead of integrated "
+                         "out; its structural estimates agree within Monte Carlo error).")
     spec, data_, design = setup(model, data)
     seed = resolve_seed(random_seed)
     dhash = input_hash(data, data_)
