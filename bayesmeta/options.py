@@ -108,6 +108,11 @@ class SamplerOptions:
         gradient on a GPU or TPU when one is visible to JAX, else on the CPU; needs
         ``pip install "bayesmeta[jax]"``, or a CUDA build of jax for a GPU). The draws
         differ from the numba backend's by Monte Carlo error only (same model, same NUTS).
+        JAX compiles bayesmeta's models in seconds where numba takes minutes; nutpie
+        still calls the log density once per leapfrog step and chain, so a GPU pays a
+        launch per step (measurements: ``benchmarks/bench_jax_backend.py``,
+        ``benchmarks/results/jax_backend.jsonl``). The CFA's default
+        ``parameterization="augmented"`` is numba-only; JAX runs ``"polar"``.
 
     Examples
     --------
