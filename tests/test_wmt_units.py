@@ -171,3 +171,40 @@ def test_wmt_statistics_default_to_systems(ds, fn):
                                    atol=TOL)
         assert not np.allclose(res.extra[k].values, both.extra[k].values)
     assert res.summary().attrs["classical_ci_kind"] == "percentile bootstrap over systems"
+
+
+def test_spa_over_systems_reweights_the_classical_pair_pvalues(ds):
+    """With the items unweighted, a resample of systems changes which system pairs count
+    (weight a_s a_t), not their permutation p-values: SPA draws equal
+    1 - sum_{s<t} a_s a_t |p^h_st - p^m_st| / sum_{s<t} a_s a_t with the p-values of the
+    classical value, written here from MTME's definition (share of sign flips of the
+    per-item differences whose sum reaches the observed one, float32 sums as MTME)."""
+    x, z = _arrays(ds)
+    S, I = z.shape
+    P, seed = 300, 5
+    res = bm.soft_pairwise_accuracy(ds, "quality", random_seed=seed,
+                                    resampling={"n_resamples": R, "n_permutations": P})
+    u = np.random.default_rng(seed).random((P, I), dtype=np.float32)
+    signs = (2 * np.rint(u) - 1).astype(np.float32)          # MTME: round to 0/1
+
+    def pvals(y):
+        y = y.astype(np.float32)
+        p = np.full((S, S), np.nan)
+        for s in range(S):
+            for t in range(s + 1, S):
+                d = y[s] - y[t]
+                p[s, t] = np.mean(signs @ d >= d.sum())
+        return p
+
+    iu = np.triu_indices(S, 1)
+    ph = pvals(z)[iu]
+    err = np.array([np.abs(ph - pvals(x[m])[iu]) for m in range(x.shape[0])])
+    np.testing.assert_allclose(res.summary()["classical"].values, 1 - err.mean(1), atol=TOL)
+    for draws, weights in (
+            (res.extra["bootstrap"].values, np.random.default_rng(seed + 1).multinomial(
+                S, np.full(S, 1 / S), size=R).astype(float)),
+            (res.extra["posterior"].values,
+             S * np.random.default_rng(seed + 2).dirichlet(np.ones(S), size=R))):
+        w = weights[:, iu[0]] * weights[:, iu[1]]
+        expect = 1 - (w[:, None, :] * err[None]).sum(-1) / w.sum(-1)[:, None]
+        np.testing.assert_allclose(draws, expect, rtol=0, atol=TOL)

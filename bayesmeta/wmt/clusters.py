@@ -69,13 +69,15 @@ def _statistic(statistic: str, threshold: float, n_permutations: int, seed: int,
         signs = kernels.permutation_signs(n_permutations, n_items, seed)
 
         def spa(x, z, a, b):
-            if a is None and b is None:
-                return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(x, signs),
-                                                      kernels.pairwise_pvalues(z, signs))
-            R = (a if a is not None else b).shape[0]
-            bw = np.ones((R, z.shape[1])) if b is None else b
-            ph = kernels.pairwise_pvalues(z, signs, b=bw)
-            return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(x, signs, b=bw),
+            if b is None:  # items unweighted: the classical p-values in every resample,
+                # which only reweights the system pairs (a_s a_t)
+                pm = kernels.pairwise_pvalues(x, signs)
+                ph = kernels.pairwise_pvalues(z, signs)
+                if a is None:
+                    return kernels.soft_pairwise_accuracy(pm, ph)
+                return kernels.soft_pairwise_accuracy(pm[None], ph[None, None], a)  # (R, M)
+            ph = kernels.pairwise_pvalues(z, signs, b=b)
+            return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(x, signs, b=b),
                                                   ph[:, None], a)
         return spa
     if statistic == "pdp":

@@ -126,15 +126,17 @@ def soft_pairwise_accuracy(
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
     seed = resolve_seed(random_seed)
     signs = kernels.permutation_signs(opts.n_permutations, z.shape[1], seed)
-    p_h = kernels.pairwise_pvalues(z, signs)
 
     def stat(xx, zz, a, b):
-        if a is None and b is None:
-            return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(xx, signs), p_h)
-        R = (a if a is not None else b).shape[0]
-        bw = np.ones((R, zz.shape[1])) if b is None else b
-        ph = kernels.pairwise_pvalues(zz, signs, b=bw)               # (R, S, S)
-        pm = kernels.pairwise_pvalues(xx, signs, b=bw)               # (R, M, S, S)
+        if b is None:  # items unweighted: each system pair's p-values are the classical
+            # ones in every resample, which only reweights the pairs (a_s a_t)
+            pm = kernels.pairwise_pvalues(xx, signs)
+            ph = kernels.pairwise_pvalues(zz, signs)
+            if a is None:
+                return kernels.soft_pairwise_accuracy(pm, ph)
+            return kernels.soft_pairwise_accuracy(pm[None], ph[None, None], a)  # (R, M)
+        ph = kernels.pairwise_pvalues(zz, signs, b=b)                # (R, S, S)
+        pm = kernels.pairwise_pvalues(xx, signs, b=b)                # (R, M, S, S)
         return kernels.soft_pairwise_accuracy(pm, ph[:, None], a)
 
     return evaluate(stat, data, x, z, labels, hs, estimand="spa",
