@@ -11,7 +11,7 @@ severity per trait (posterior mean and HDI) with P(harsher than the panel).
 Expensive (about 30+ minutes on an idle 2-core machine; longer under load):
 
     nice python benchmarks/judges_as_raters.py --seed 3 [--save /tmp/judges_rater.nc]
-        [--sampling '{"target_accept": 0.9}']
+        [--sampling '{"target_accept": 0.9}'] [--parameterization NAME]
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def main() -> None:
     ap.add_argument("--save", type=Path, default=None)
     ap.add_argument("--sampling", type=json.loads, default=None,
                     help="sampling= of the fit as JSON (default: the function's defaults)")
+    ap.add_argument("--parameterization", default=None,
+                    help="rater_bias(parameterization=...) (default: the function's)")
     args = ap.parse_args()
     folder = data_home() / "alttest" / "summeval"
     ann = bm.read_annotations(folder / "human_annotations.json",
@@ -48,7 +50,9 @@ def main() -> None:
         data = bm.add_judges(bm.datasets.summeval(), ann)
     load_start = _load()
     t0 = time.perf_counter()
-    res = bm.rater_bias(data, random_seed=args.seed, sampling=args.sampling)
+    extra = {} if args.parameterization is None else {
+        "parameterization": args.parameterization}
+    res = bm.rater_bias(data, random_seed=args.seed, sampling=args.sampling, **extra)
     seconds = time.perf_counter() - t0
     line = record("rater", res, args.seed, seconds, load_start, "judges_as_raters")
     tab, det = res.summary(), res.details()
@@ -56,6 +60,7 @@ def main() -> None:
     judges = [str(r) for r, j in zip(data["rater"].values, data["is_judge"].values,
                                      strict=True) if j]
     line["sampling"] = args.sampling or "defaults"
+    line["parameterization"] = args.parameterization or "default"
     line["raters"] = [str(r) for r in data["rater"].values]
     line["judges"] = judges
     line["severity"] = {
