@@ -23,23 +23,18 @@ worker processes and compares it with the kept local draws (``max_abs_diff``, ex
 without rerunning the local one. ``--cluster`` without ``--draws-dir`` runs the local and
 the cluster run of every size in turn.
 
-**Expect about 10-20 minutes for the full campaign, not measured end to end yet** (a
-projection from one language pair timed on a shared machine; only ratios measured back to
-back are firm). Before the kernels of ``benchmarks/bench_wmt_kernels.py`` one full-size
-language pair cost about 0.26 core-seconds per resample on an idle machine (``--sizes lp1
---n-resamples 50 --scheduler none``: 169 s for 2 x 50 resamples at a load average of 13),
-about 70 minutes for the campaign on 2 cores; within-item tie-calibrated accuracy and SPA
-were about 70% and 20% of it. ``bench_wmt_kernels.py`` runs the old and the new code back
-to back on one full-size language pair (50 resamples, one thread, load average 13): 59.0
-against 9.1 CPU seconds (6.5 times; 11 times in wall seconds), the same numbers to 9e-16.
-Per resample the new code costs 0.070 CPU seconds at that load (0.58 before, 8.3 times
-less) plus about 4 CPU seconds per language pair to sort each metric's pairs once. Scaling
-the idle-machine 70 minutes by that ratio gives about 9 minutes for the campaign on 2 cores;
-taking the CPU seconds measured under load at face value, about 19. SPA's permutation
-products (a 800 x 1,500 x 1,000 matrix product per resample, kept as it was so that the
-p-values are bit for bit the old ones) are now about two thirds of the time. Peak memory of
-one full-size language pair was 0.56 GiB (resident, one worker) before the change; the new
-kernel adds each metric's sorted pairs (a few MiB) and chunks of at most 64 MiB.
+**Measured on the project's 2-core machine with nothing else running** (2026-11-26, commit
+b760af8, load average 1.0-1.8 from this run itself; ``benchmarks/results/
+bench_wmt_scale.jsonl``): the full campaign (19.2 million cells, five statistics, 1,000
+bootstrap resamples and 1,000 Bayesian-bootstrap draws each) in **347 s, peak resident
+memory 1.0 GiB**; the curve: 0.12 M cells 9 s, 0.24 M 11 s, 1.2 M 32 s, 4.8 M 113 s, 19.2 M
+347 s (linear in the cells beyond the fixed cost of starting a process). Before that commit,
+SPA recomputed its permutation p-values in every resample of systems although a resample of
+systems only reweights the system pairs: the same sizes took 37, 45, 128 and 384 s (3.4 to
+4 times longer) on the same quiet machine the same hour, and the full size was stopped.
+The full campaign on a LocalCluster of two single-threaded worker processes: 577 s, 1.27
+GiB resident over the workers, and the same numbers as the local run (``max_abs_diff``
+0.0, the same NaN pattern).
 
 ``--sizes tiny,xs`` runs the two smallest sizes only (a check that the script works);
 ``--n-resamples``/``--n-permutations`` change the resamples (default 1,000 each);
