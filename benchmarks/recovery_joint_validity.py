@@ -57,9 +57,13 @@ def _cover(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> list[bool]:
                                                   strict=True)]
 
 
+def _simulate(seed: int, args: argparse.Namespace):
+    return simulate_joint_validity(seed, n_systems=args.systems, n_items=args.items,
+                                   n_traits=args.traits, n_metrics=args.metrics)
+
+
 def one(seed: int, args: argparse.Namespace) -> dict:
-    ds = simulate_joint_validity(seed, n_systems=args.systems, n_items=args.items,
-                                 n_traits=args.traits, n_metrics=args.metrics)
+    ds = _simulate(seed, args)
     model = syntax(args.traits)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -135,8 +139,7 @@ def _route_records(rec: dict, prefix: str, table, ds) -> None:
 def one_two_stage(seed: int, args: argparse.Namespace) -> dict:
     """The two-stage Bayesian route on dataset ``seed``: Bayesian CFA with its defaults, then
     metric_variance on its posterior-mean scores."""
-    ds = simulate_joint_validity(seed, n_systems=args.systems, n_items=args.items,
-                                 n_traits=args.traits, n_metrics=args.metrics)
+    ds = _simulate(seed, args)
     model = syntax(args.traits)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
