@@ -465,3 +465,30 @@ def test_sampler_options_and_drawn_seed(monkeypatch):
         bm.cfa(SYNTAX4, ds, estimator="bayes", chains=2)
     with pytest.raises(TypeError, match="cfa"):
         bm.cfa(SYNTAX4, ds, estimator="bayes", drawz=5)
+
+
+@pytest.mark.slow
+def test_jax_backend_polar_gives_the_default_posterior():
+    """The accelerator path (issue 19 item 4): the CFA through nutpie's JAX backend
+    (``parameterization="polar"``, since the default's augmented likelihood is numba
+    kernels) gives the structural rows of the default numba fit (loadings, thresholds,
+    factor correlations) within 4 Monte Carlo standard errors of their difference (each
+    side sd / sqrt(bulk ESS)) for at least 97% of rows; sd within 25%."""
+    pytest.importorskip("jax", reason="the jax extra is not installed")
+    syntax = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))
+                       for t in ("COH", "CON"))
+    ds = _small(seed=5, n_systems=5, n_items=12)
+    fixed = {"adaptive": False, "tune": 600, "draws": 600}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = bm.cfa(syntax, ds, estimator="bayes", random_seed=2, sampling=fixed,
+                   progress=False).summary()
+        b = bm.cfa(syntax, ds, estimator="bayes", random_seed=2, progress=False,
+                   sampling={**fixed, "backend": "jax"}, parameterization="polar").summary()
+    a = a[a["r_hat"].notna()]
+    common = a.index.intersection(b.index)
+    assert len(common) >= 20
+    a, b = a.loc[common], b.loc[common]
+    se = np.sqrt(a["sd"] ** 2 / a["ess_bulk"] + b["sd"] ** 2 / b["ess_bulk"])
+    assert ((a["mean"] - b["mean"]).abs() <= 4 * se).mean() >= 0.97
+    np.testing.assert_allclose(b["sd"], a["sd"], rtol=0.25)
