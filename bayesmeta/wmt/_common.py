@@ -111,11 +111,12 @@ def wmt_resampling(resampling: ResamplingOptions | Mapping[str, Any] | None, uni
     return resampling_options(resampling, unit=unit, **defaults)
 
 
-def interval_kinds(unit: str) -> tuple[str, str]:
-    """``(classical_ci_kind, posterior kind)`` saying what is resampled."""
+def interval_kinds(unit: str) -> dict[str, str]:
+    """The result's ``classical_ci_kind`` and ``posterior`` keywords, saying what is
+    resampled."""
     words = UNIT_WORDS[unit]
-    return (f"percentile bootstrap over {words}",
-            f"Bayesian bootstrap (flat Dirichlet over {words})")
+    return {"classical_ci_kind": f"percentile bootstrap over {words}",
+            "posterior": f"Bayesian bootstrap (flat Dirichlet over {words})"}
 
 
 def posterior_text(unit: str, n: int) -> str:
@@ -151,6 +152,27 @@ def measure_statistic(name: str) -> Statistic:
         out = measure_draws(flat, z, system_weights=a, item_weights=b, measures=names)[..., 0]
         return out[0].reshape(lead) if a is None and b is None else out.reshape(-1, *lead)
     return measure
+
+
+def spa_statistic(signs: np.ndarray) -> Statistic:
+    """Soft pairwise accuracy as a statistic ``(x, z, a, b)`` with the permutation
+    ``signs`` of its system-pair tests (:func:`bayesmeta.wmt.kernels.permutation_signs`).
+    With the items unweighted (``b`` None) each system pair's p-values are the classical
+    ones in every resample, which only reweights the pairs (:math:`a_s a_t`), so they are
+    computed once; item weights change the p-values of every resample."""
+    from bayesmeta.wmt import kernels
+
+    def spa(x, z, a, b):
+        if b is None:
+            pm = kernels.pairwise_pvalues(x, signs)
+            ph = kernels.pairwise_pvalues(z, signs)
+            if a is None:
+                return kernels.soft_pairwise_accuracy(pm, ph)
+            return kernels.soft_pairwise_accuracy(pm[None], ph[None, None], a)  # (R, M)
+        ph = kernels.pairwise_pvalues(z, signs, b=b)                  # (R, S, S)
+        pm = kernels.pairwise_pvalues(x, signs, b=b)                  # (R, M, S, S)
+        return kernels.soft_pairwise_accuracy(pm, ph[:, None], a)
+    return spa
 
 
 class WMTResult(Result):
@@ -274,8 +296,7 @@ def evaluate(stat: Statistic, data: xr.Dataset, x: np.ndarray, z: np.ndarray,
         info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over "
                                       f"{UNIT_WORDS[unit]}, {n_resamples} resamples")
         info["posterior"] = posterior_text(unit, n_resamples)
-        ci_kind, post_kind = interval_kinds(unit)
-        kinds = {"classical_ci_kind": ci_kind, "posterior": post_kind}
+        kinds = interval_kinds(unit)
     undefined = [m for m, v in zip(labels, point, strict=True) if not np.isfinite(v)]
     notes = list(notes) + systems_posterior_note(unit, n_resamples)
     if undefined:

@@ -42,6 +42,7 @@ from bayesmeta.wmt._common import (
     inputs,
     interval_kinds,
     measure_statistic,
+    spa_statistic,
     wmt_resampling,
 )
 from bayesmeta.wmt.statistics import SPA_SEED
@@ -66,20 +67,7 @@ def _statistic(statistic: str, threshold: float, n_permutations: int, seed: int,
     """The statistic as a kernel ``(x, z, a, b)`` and a fast unweighted version over
     leading dims ``(..., S, I) -> (...)``."""
     if statistic == "spa":
-        signs = kernels.permutation_signs(n_permutations, n_items, seed)
-
-        def spa(x, z, a, b):
-            if b is None:  # items unweighted: the classical p-values in every resample,
-                # which only reweights the system pairs (a_s a_t)
-                pm = kernels.pairwise_pvalues(x, signs)
-                ph = kernels.pairwise_pvalues(z, signs)
-                if a is None:
-                    return kernels.soft_pairwise_accuracy(pm, ph)
-                return kernels.soft_pairwise_accuracy(pm[None], ph[None, None], a)  # (R, M)
-            ph = kernels.pairwise_pvalues(z, signs, b=b)
-            return kernels.soft_pairwise_accuracy(kernels.pairwise_pvalues(x, signs, b=b),
-                                                  ph[:, None], a)
-        return spa
+        return spa_statistic(kernels.permutation_signs(n_permutations, n_items, seed))
     if statistic == "pdp":
         return lambda x, z, a, b: kernels.pairwise_difference_pearson(x, z, a=a, b=b)
     if statistic == "kendall_like":
@@ -411,6 +399,4 @@ def significance_clusters(
                           data_hash=res.provenance.get("data_hash"),
                           notes=[*res.notes, "details(): cluster (1 = top significance "
                                              "cluster); matrix(): the p-values."],
-                          **(dict(zip(("classical_ci_kind", "posterior"),
-                                      interval_kinds(opts.unit), strict=True))
-                             if opts.n_resamples else {}))
+                          **(interval_kinds(opts.unit) if opts.n_resamples else {}))

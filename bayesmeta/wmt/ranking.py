@@ -283,8 +283,7 @@ def wmt_ranking(
                                       f"resamples")
         info["posterior"] = (f"weighted sum of the tasks' Bayesian-bootstrap draws (flat "
                              f"Dirichlet over {words}), {opts.n_resamples} draws")
-        kinds = dict(zip(("classical_ci_kind", "posterior"), interval_kinds(opts.unit),
-                         strict=True))
+        kinds = interval_kinds(opts.unit)
     return RankingResult(
         table, title=f"Overall metric ranking ({protocol.upper()} protocol)", info=info,
         details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,

@@ -37,6 +37,7 @@ from bayesmeta.wmt._common import (
     measure_statistic,
     posterior_text,
     side_by_side,
+    spa_statistic,
     systems_posterior_note,
     wmt_resampling,
 )
@@ -125,20 +126,7 @@ def soft_pairwise_accuracy(
         raise ValueError("resampling: n_permutations must be at least 1 for SPA's tests.")
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
     seed = resolve_seed(random_seed)
-    signs = kernels.permutation_signs(opts.n_permutations, z.shape[1], seed)
-
-    def stat(xx, zz, a, b):
-        if b is None:  # items unweighted: each system pair's p-values are the classical
-            # ones in every resample, which only reweights the pairs (a_s a_t)
-            pm = kernels.pairwise_pvalues(xx, signs)
-            ph = kernels.pairwise_pvalues(zz, signs)
-            if a is None:
-                return kernels.soft_pairwise_accuracy(pm, ph)
-            return kernels.soft_pairwise_accuracy(pm[None], ph[None, None], a)  # (R, M)
-        ph = kernels.pairwise_pvalues(zz, signs, b=b)                # (R, S, S)
-        pm = kernels.pairwise_pvalues(xx, signs, b=b)                # (R, M, S, S)
-        return kernels.soft_pairwise_accuracy(pm, ph[:, None], a)
-
+    stat = spa_statistic(kernels.permutation_signs(opts.n_permutations, z.shape[1], seed))
     return evaluate(stat, data, x, z, labels, hs, estimand="spa",
                     title="Soft pairwise accuracy (1 - pairwise confidence error)",
                     n_resamples=opts.n_resamples, unit=opts.unit, ci_prob=ci_prob,
@@ -431,8 +419,7 @@ def williams_test(
                                       f"{UNIT_WORDS[opts.unit]}, {opts.n_resamples} "
                                       f"resamples")
         info["posterior"] = posterior_text(opts.unit, opts.n_resamples)
-        kinds = dict(zip(("classical_ci_kind", "posterior"), interval_kinds(opts.unit),
-                         strict=True))
+        kinds = interval_kinds(opts.unit)
     return WilliamsResult(table, title="Williams' test of dependent correlations",
                           info=info, details=details, extra=extra, ci_prob=ci_prob,
                           random_seed=seed, data_hash=data_hash(data),
