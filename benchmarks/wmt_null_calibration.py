@@ -72,6 +72,27 @@ STATISTICS = {"system_pearson": ("system_pearson", {}, "both"), "spa": ("spa", {
               "within_item_acc_eq_pairs": ("within_item_acc_eq", {}, "pairs")}
 
 
+def _rates(rows: list[dict], statistics, keys=None) -> dict:
+    """Per statistic and key (default: every key the rows have), the share of campaigns
+    where it is true and its binomial Monte Carlo sd, ``[rate, sd]``."""
+    out: dict = {}
+    for stat in statistics:
+        out[stat] = {}
+        for k in keys or sorted({k for r in rows for k in r[stat]}):
+            rate = float(np.mean([r[stat][k] for r in rows]))
+            out[stat][k] = [round(rate, 4),
+                            round(float(np.sqrt(rate * (1 - rate) / len(rows))), 4)]
+    return out
+
+
+def _append(rec: dict) -> None:
+    """Append one result line to ``OUT`` and print it."""
+    OUT.parent.mkdir(exist_ok=True)
+    with OUT.open("a") as f:
+        f.write(json.dumps(rec) + "\n")
+    print(json.dumps(rec), flush=True)
+
+
 def _equal_metrics(n_systems: int, n_items: int, seed: int, bias_sd: float) -> xr.Dataset:
     return simulate_campaign(n_systems, n_items, 2, random_seed=seed, loadings=(0.6, 0.6),
                              bias_sd=bias_sd)
@@ -117,10 +138,7 @@ def main(n_reps: int = 100, n_perm: int = 200, n_res: int = 200, bias_sd: float 
                "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
                "results": summary, "seconds": round(time.time() - t0, 1),
                "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
-        OUT.parent.mkdir(exist_ok=True)
-        with OUT.open("a") as f:
-            f.write(json.dumps(rec) + "\n")
-        print(json.dumps(rec), flush=True)
+        _append(rec)
 
 
 UNITS = ("both", "systems", "items")
@@ -185,14 +203,7 @@ def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
         t0 = time.time()
         rows = [one_paired(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
                 for r in range(n_reps)]
-        summary = {}
-        for stat in STATISTICS:
-            keys = sorted({k for r in rows for k in r[stat]})
-            summary[stat] = {}
-            for k in keys:
-                rate = float(np.mean([r[stat][k] for r in rows]))
-                summary[stat][k] = [round(rate, 4),
-                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+        summary = _rates(rows, STATISTICS)
         rec = {"benchmark": "wmt_null_calibration",
                "label": "paired-bootstrap" if n_res else "swap-tests",
                "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
@@ -203,9 +214,7 @@ def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
                "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
                "results": summary, "seconds": round(time.time() - t0, 1),
                "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
-        with OUT.open("a") as f:
-            f.write(json.dumps(rec) + "\n")
-        print(json.dumps(rec), flush=True)
+        _append(rec)
 
 
 def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> None:
@@ -237,9 +246,7 @@ def pairs_variance(n_reps: int = 150, systems: tuple[int, ...] = (8, 20)) -> Non
                "mean_sd_comparison_swap": float(np.mean(sd_swap)), "ratio": ratio,
                "implied_rejection_at_5pct": float(2 * norm.sf(1.959964 / ratio)),
                "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
-        with OUT.open("a") as f:
-            f.write(json.dumps(rec) + "\n")
-        print(json.dumps(rec), flush=True)
+        _append(rec)
 
 
 #: The statistics of the ``defaults`` study (the swap schemes do not matter there).
@@ -286,13 +293,9 @@ def defaults_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
         t0 = time.time()
         rows = [one_defaults(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
                 for r in range(n_reps)]
-        summary = {}
+        summary = _rates(rows, DEFAULT_STATISTICS,
+                         ("boot_covers", "hdi_covers", "p_beats_reject", "pair_test_reject"))
         for stat in DEFAULT_STATISTICS:
-            summary[stat] = {}
-            for k in ("boot_covers", "hdi_covers", "p_beats_reject", "pair_test_reject"):
-                rate = float(np.mean([r[stat][k] for r in rows]))
-                summary[stat][k] = [round(rate, 4),
-                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
             summary[stat]["kind"] = rows[0][stat]["kind"]
         rec = {"benchmark": "wmt_null_calibration", "label": "defaults-systems",
                "call": "bm.significance_clusters(ds, 'quality', statistic=..., "
@@ -306,9 +309,7 @@ def defaults_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
                "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
                "results": summary, "seconds": round(time.time() - t0, 1),
                "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
-        with OUT.open("a") as f:
-            f.write(json.dumps(rec) + "\n")
-        print(json.dumps(rec), flush=True)
+        _append(rec)
 
 
 def one_concentration(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
@@ -351,13 +352,7 @@ def concentration_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
         alphas = {"flat": 1.0, "s2": (n_systems - 2) / n_systems}
         rows = [one_concentration(n_systems, 50, 1000 * n_systems + r, n_perm, n_res,
                                   bias_sd, alphas) for r in range(n_reps)]
-        summary = {}
-        for stat in DEFAULT_STATISTICS:
-            summary[stat] = {}
-            for k in rows[0][stat]:
-                rate = float(np.mean([r[stat][k] for r in rows]))
-                summary[stat][k] = [round(rate, 4),
-                                    round(float(np.sqrt(rate * (1 - rate) / n_reps)), 4)]
+        summary = _rates(rows, DEFAULT_STATISTICS)
         rec = {"benchmark": "wmt_null_calibration", "label": "dirichlet-concentration",
                "alphas": {"flat": 1.0, "s2": "(S - 2) / S"},
                "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
@@ -367,9 +362,7 @@ def concentration_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
                "n_reps": n_reps, "n_permutations": n_perm, "n_resamples": n_res,
                "results": summary, "seconds": round(time.time() - t0, 1),
                "loadavg": os.getloadavg(), "bayesmeta": bm.__version__}
-        with OUT.open("a") as f:
-            f.write(json.dumps(rec) + "\n")
-        print(json.dumps(rec), flush=True)
+        _append(rec)
 
 
 def table(labels: tuple[str, ...] = ("paired-bootstrap", "swap-tests")) -> None:
