@@ -25,6 +25,7 @@ PyMC and nutpie are imported inside the functions, never at import time.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -136,17 +137,13 @@ def _erfcx_jax(x: Any) -> Any:
     return jnp.where(x < _ERFCX_SWITCH, jnp.exp(lo * lo) * erfc(lo), series)
 
 
-_JAX_REGISTERED: list[bool] = []
-
-
+@functools.cache
 def _register_jax_special_functions() -> None:
     """Prepare JAX for bayesmeta's models, once per process: double precision (JAX
     computes in float32 unless told otherwise, and the ordinal likelihoods' tails
     overflow there; the numba path is float64 too), and the special functions the models
     use that PyTensor's JAX linker lacks (``erfcx``, in the stable log Phi of every
     ordinal likelihood)."""
-    if _JAX_REGISTERED:
-        return
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -156,8 +153,6 @@ def _register_jax_special_functions() -> None:
     @jax_funcify.register(Erfcx)
     def _jax_funcify_erfcx(op: Any, **kwargs: Any) -> Callable[[Any], Any]:
         return _erfcx_jax
-
-    _JAX_REGISTERED.append(True)
 
 
 def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,

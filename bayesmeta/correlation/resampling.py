@@ -399,22 +399,18 @@ def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple
     ``bayesian_unit``: systems and items jointly by default, the other unit weighing one).
     ``None`` means all ones. The system weights are drawn first, so the system weights of
     ``"systems"`` equal those of ``"both"`` under the same generator state."""
+    u = bayesian_unit if kind == "bayesian" else unit
+    if u not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {u!r}.")
+
+    def weights(k: int) -> np.ndarray:
+        if kind == "bayesian":
+            return k * rng.dirichlet(np.ones(k), size=n)
+        return rng.multinomial(k, np.full(k, 1.0 / k), size=n).astype(float)
+
     S, I = shape
-    if kind == "bayesian":
-        if bayesian_unit not in UNITS:
-            raise ValueError(f"unit must be one of {', '.join(UNITS)}, got "
-                             f"{bayesian_unit!r}.")
-        a = S * rng.dirichlet(np.ones(S), size=n) if bayesian_unit in (
-            "systems", "both") else None
-        b = I * rng.dirichlet(np.ones(I), size=n) if bayesian_unit in (
-            "items", "both") else None
-        return a, b
-    if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}.")
-    a = rng.multinomial(S, np.full(S, 1.0 / S), size=n).astype(float) if unit in (
-        "systems", "both") else None
-    b = rng.multinomial(I, np.full(I, 1.0 / I), size=n).astype(float) if unit in (
-        "items", "both") else None
+    a = weights(S) if u in ("systems", "both") else None
+    b = weights(I) if u in ("items", "both") else None
     return a, b
 
 
