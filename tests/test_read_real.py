@@ -42,12 +42,13 @@ MEASURES = ["global_pearson", "global_spearman", "global_kendall"]
 
 @pytest.fixture(scope="module")
 def nlgeval_dir() -> Path:
-    home = os.environ.get("BAYESMETA_DATA")
-    folder = Path(home) / "nlgeval" if home else None
+    home = bm.datasets.data_home()  # $BAYESMETA_DATA, else ../shared/data beside the repo
+    folder = home / "nlgeval" if home is not None else None
     if folder is None or not (folder / "origin").is_dir():
         if os.environ.get("BAYESMETA_REQUIRE_DATA", "") not in ("", "0", "false", "False"):
             pytest.fail("BAYESMETA_REQUIRE_DATA is set but nlgeval/ is missing.")
-        pytest.skip("nlgeval data not found (set BAYESMETA_DATA)")
+        pytest.skip("nlgeval data not found (set BAYESMETA_DATA, or put shared/data beside "
+                    "the repo)")
     return folder
 
 
