@@ -28,7 +28,8 @@ b760af8, load average 1.0-1.8 from this run itself; ``benchmarks/results/
 bench_wmt_scale.jsonl``): the full campaign (19.2 million cells, five statistics, 1,000
 bootstrap resamples and 1,000 Bayesian-bootstrap draws each) in **347 s, peak resident
 memory 1.0 GiB**; the curve: 0.12 M cells 9 s, 0.24 M 11 s, 1.2 M 32 s, 4.8 M 113 s, 19.2 M
-347 s (linear in the cells beyond the fixed cost of starting a process). Before that commit,
+347 s (linear in the cells beyond the fixed cost of starting a process). A second seed
+(``--sizes full --seed 7``, commit 96bdde2, load 0.6 at start): 340 s, 0.95 GiB. Before that commit,
 SPA recomputed its permutation p-values in every resample of systems although a resample of
 systems only reweights the system pairs: the same sizes took 37, 45, 128 and 384 s (3.4 to
 4 times longer) on the same quiet machine the same hour, and the full size was stopped.
