@@ -34,6 +34,9 @@ SCHEMES = ("systems", "items", "both", "both-rowcol", "pairs")
 #: Names of the previous release: paper 001 and Deutsch et al. say "inputs" for items.
 _RENAMED = {"inputs": "items"}
 PVALUES = ("plus-one", "raw")
+#: The Bayesian bootstrap's Dirichlet (see
+#: :func:`bayesmeta.correlation.resampling.dirichlet_concentration`).
+DIRICHLETS = ("flat", "unbiased")
 
 #: Draw settings of the fast mode (tests and previews): caps on chains, tuning and draws.
 FAST_SETTINGS: dict[str, int] = {"chains": 2, "tune": 300, "draws": 300}
@@ -253,6 +256,13 @@ class ResamplingOptions:
         ``(b + 1) / (n + 1)`` (Phipson & Smyth 2010) or ``b / n`` (paper 001's code).
     n_jobs : int, optional
         Worker threads (default: the usable cores).
+    dirichlet : {"flat", "unbiased"}
+        The Bayesian bootstrap's weights over the k resampled units: ``"flat"`` (Rubin
+        1981, every concentration 1) or ``"unbiased"`` (every concentration
+        :math:`(k - 2) / k`, so that the posterior variance of a weighted mean is the
+        unbiased :math:`s^2 / k`; flat below 3 units, and flat when systems and items are
+        weighed jointly). Default ``"flat"``; the WMT functions default to ``"unbiased"``
+        (:mod:`bayesmeta.wmt._common`).
 
     Examples
     --------
@@ -267,6 +277,7 @@ class ResamplingOptions:
     scheme: str = "both"
     pvalue: str = "plus-one"
     n_jobs: int | None = field(default=None)
+    dirichlet: str = "flat"
 
     def __post_init__(self) -> None:
         for name in ("unit", "scheme"):
@@ -280,7 +291,8 @@ class ResamplingOptions:
         _positive_int("n_permutations", self.n_permutations, 0)
         _positive_int("n_jobs", self.n_jobs, 1)
         for name, value, allowed in (("unit", self.unit, UNITS), ("scheme", self.scheme, SCHEMES),
-                                     ("pvalue", self.pvalue, PVALUES)):
+                                     ("pvalue", self.pvalue, PVALUES),
+                                     ("dirichlet", self.dirichlet, DIRICHLETS)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got "
                                  f"{value!r}.")

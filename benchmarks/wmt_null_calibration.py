@@ -31,8 +31,9 @@ both metrics' statistics on the same resample) for each resampled ``unit``, the 
 interval of that difference and the 94% HDI of the Bayesian-bootstrap difference (cover 0
 or not), and the swap permutation tests (two-sided p as above).
 
-The defaults study (label ``defaults-systems``; the intervals and posterior of the public
-function with its default resampling unit, systems for these statistics)::
+The defaults study (label ``defaults-unbiased``, before the Dirichlet((S - 2) / S) default
+``defaults-systems``; the intervals and posterior of the public function with its default
+resampling unit, systems for these statistics, and its default Dirichlet)::
 
     nice python benchmarks/wmt_null_calibration.py defaults [n_reps] [n_permutations] \
         [n_resamples] [bias_sd] [n_systems ...]
@@ -61,6 +62,7 @@ import xarray as xr
 
 import bayesmeta as bm
 from bayesmeta.summaries import summarize
+from bayesmeta.wmt._common import WMT_DIRICHLET
 from bayesmeta.wmt.simulate import simulate_campaign
 
 OUT = Path(__file__).parent / "results" / "wmt_null_calibration.jsonl"
@@ -286,9 +288,11 @@ def one_defaults(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: in
 
 def defaults_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
                   bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
-    """The ``defaults-systems`` study: the public ``significance_clusters`` with its default
-    resampling unit (systems for these statistics); one JSON line per number of systems,
-    each rate with its binomial Monte Carlo sd."""
+    """The defaults study: the public ``significance_clusters`` with its default resampling
+    unit (systems for these statistics) and Dirichlet (label ``defaults-<dirichlet>``:
+    ``defaults-systems`` was the flat Dirichlet, ``defaults-unbiased`` the current
+    default); one JSON line per number of systems, each rate with its binomial Monte Carlo
+    sd."""
     for n_systems in systems:
         t0 = time.time()
         rows = [one_defaults(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
@@ -297,10 +301,11 @@ def defaults_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
                          ("boot_covers", "hdi_covers", "p_beats_reject", "pair_test_reject"))
         for stat in DEFAULT_STATISTICS:
             summary[stat]["kind"] = rows[0][stat]["kind"]
-        rec = {"benchmark": "wmt_null_calibration", "label": "defaults-systems",
+        rec = {"benchmark": "wmt_null_calibration", "label": f"defaults-{WMT_DIRICHLET}",
                "call": "bm.significance_clusters(ds, 'quality', statistic=..., "
                        "random_seed=seed, resampling={'n_resamples': n_resamples, "
-                       "'n_permutations': n_permutations}) (default unit and pair_test)",
+                       "'n_permutations': n_permutations}) (default unit, dirichlet and "
+                       "pair_test)",
                "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
                "test": "covers: 94% percentile interval (bootstrap) / 94% HDI (posterior) "
                        "of the difference contains 0; p_beats_reject: P(A beats B) outside "

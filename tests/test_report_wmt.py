@@ -127,9 +127,8 @@ def test_clusters_equal_significance_clusters(rep, campaign, direct):
                                          ("within_item_acc_eq", "pairs", "seg:acc_eq")):
             ref = bm.significance_clusters(
                 parts[lp], "quality", statistic=statistic, metrics=metrics,
-                resampling={"n_permutations": RESAMPLING["n_permutations"],
-                            "n_resamples": 0, "scheme": scheme, "pvalue": "raw"},
-                random_seed=SEED + 10 * k)
+                resampling={**RESAMPLING, "scheme": scheme}, random_seed=SEED + 10 * k)
+            assert "bootstrap" in ref.info["test"]       # the calibrated default test
             want = ref.details().droplevel([0, 1])["cluster"]
             got = by_pair[f"{lp}:{short}"]
             assert list(got.loc[metrics]) == list(want.loc[metrics]), (lp, statistic)
@@ -180,10 +179,11 @@ def test_section_passes_the_report_options(monkeypatch, campaign):
     assert names == ["wmt_ranking"] + ["significance_clusters"] * 4
     seeds = [k["random_seed"] for _, k in seen]
     assert seeds == [5, 5, 5, 15, 15]
-    for name, k in seen:
+    for _, k in seen:
         assert k["ci_prob"] == 0.8
         assert k["resampling"].n_permutations == 19
-        assert k["resampling"].n_resamples == (20 if name == "wmt_ranking" else 0)
+        assert k["resampling"].n_resamples == 20
+        assert (k["resampling"].unit, k["resampling"].dirichlet) == ("systems", "unbiased")
 
 
 def test_budget_estimates_the_section_and_skips_it_without_permutations(campaign):
@@ -191,10 +191,14 @@ def test_budget_estimates_the_section_and_skips_it_without_permutations(campaign
 
     per, mem = estimate(campaign, ["quality"], ["data", "correlations", "wmt"],
                         n_resamples=100, n_permutations=100)
-    # one-pair sections skip a campaign: nothing to estimate; the ranking grows with P^2
+    # one-pair sections skip a campaign: nothing to estimate; the ranking's leading term
+    # grows with permutations + resamples (SPA's pair tests once, then reweighted)
     assert per["data"] == 0 and per["correlations"] == 0 and mem == 0
     per4, _ = estimate(campaign, ["quality"], ["wmt"], n_resamples=100, n_permutations=400)
-    assert per4["wmt"] - 1 > 10 * (per["wmt"] - 1)
+    from bayesmeta.report._budget import SEC_WMT
+    L, S, I = (campaign.sizes[d] for d in ("lp", "system", "item"))
+    np.testing.assert_allclose(per4["wmt"] - per["wmt"], SEC_WMT * L * S * S * I * 300,
+                               rtol=1e-9)
     rep = bm.report(campaign, sections=["wmt"], random_seed=1, progress=False,
                     resampling={"n_resamples": 20, "n_permutations": 0})
     run = rep.section("wmt")

@@ -101,7 +101,7 @@ def test_rows_equal_the_single_language_pair_functions(campaign, loop):
                                    ref.sel(measure="global_pearson").values, rtol=0, atol=TOL)
     # the posterior of the system level: Dirichlet weights on the systems only
     S = z.shape[0]
-    w = S * np.random.default_rng(s + 2).dirichlet(np.ones(S), size=30)
+    w = S * np.random.default_rng(s + 2).dirichlet(np.full(S, (S - 2) / S), size=30)
     u, v = xs.values.mean(-1), z.mean(-1)
     ref = np.array([[np.cov(u[m], v, aweights=wr)[0, 1]
                      / np.sqrt(np.cov(u[m], aweights=wr) * np.cov(v, aweights=wr))

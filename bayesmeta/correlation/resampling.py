@@ -391,21 +391,53 @@ def permutation_test(
 
 
 # --------------------------------------------------------------------------- bootstrap
+def dirichlet_concentration(k: int, dirichlet: str = "flat") -> float:
+    r"""The Bayesian bootstrap's Dirichlet concentration over ``k`` units.
+
+    ``"flat"``: 1 (Rubin 1981). ``"unbiased"``: :math:`\alpha = (k - 2) / k` for
+    :math:`k \ge 3` (1 below). With weights :math:`w \sim k\,\mathrm{Dirichlet}(\alpha
+    \mathbf{1}_k)` the weighted mean :math:`\bar x_w = \sum_i w_i x_i / k` has posterior
+    variance :math:`\sum_i (x_i - \bar x)^2 / (k (k\alpha + 1))`: the flat Dirichlet gives
+    :math:`s^2 (k - 1) / (k (k + 1))`, 22% below the unbiased sampling variance
+    :math:`s^2 / k` at :math:`k = 8`, and :math:`\alpha = (k - 2)/k` gives :math:`s^2/k`
+    exactly (the same :math:`k - 1` as the sample variance's). It is a calibration, not a
+    prior: with few systems the flat Dirichlet's intervals under-cover
+    (``benchmarks/wmt_null_calibration.py``). :func:`resampling_weights` uses it when one
+    unit is weighed; weights over systems and items jointly stay flat (the two-way weights
+    already over-state the variance, Owen 2007).
+
+    Examples
+    --------
+    >>> from bayesmeta.correlation.resampling import dirichlet_concentration
+    >>> dirichlet_concentration(8, "unbiased"), dirichlet_concentration(8)
+    (0.75, 1.0)
+    """
+    if dirichlet not in ("flat", "unbiased"):
+        raise ValueError(f"dirichlet must be 'flat' or 'unbiased', got {dirichlet!r}.")
+    return (k - 2) / k if dirichlet == "unbiased" and k >= 3 else 1.0
+
+
 def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple[int, int],
-                       unit: str = "both", *, bayesian_unit: str = "both"
+                       unit: str = "both", *, bayesian_unit: str = "both",
+                       dirichlet: str = "flat"
                        ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """System and item weights for ``n`` resamples: ``kind="bootstrap"`` (multinomial counts
-    of the resampled ``unit``) or ``"bayesian"`` (size times a flat Dirichlet over
-    ``bayesian_unit``: systems and items jointly by default, the other unit weighing one).
-    ``None`` means all ones. The system weights are drawn first, so the system weights of
-    ``"systems"`` equal those of ``"both"`` under the same generator state."""
+    of the resampled ``unit``) or ``"bayesian"`` (size times a Dirichlet over
+    ``bayesian_unit``, its concentration from :func:`dirichlet_concentration` when one unit
+    is weighed and flat when both are: systems and items jointly by default, the other unit
+    weighing one). ``None`` means all ones. The
+    system weights are drawn first, so the system weights of ``"systems"`` equal those of
+    ``"both"`` under the same generator state."""
     u = bayesian_unit if kind == "bayesian" else unit
     if u not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {u!r}.")
 
+    # two-way weights already over-state the variance (Owen 2007): flat there
+    dirichlet = dirichlet if u != "both" else "flat"
+
     def weights(k: int) -> np.ndarray:
         if kind == "bayesian":
-            return k * rng.dirichlet(np.ones(k), size=n)
+            return k * rng.dirichlet(np.full(k, dirichlet_concentration(k, dirichlet)), size=n)
         return rng.multinomial(k, np.full(k, 1.0 / k), size=n).astype(float)
 
     S, I = shape

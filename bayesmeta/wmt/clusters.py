@@ -350,7 +350,7 @@ def significance_clusters(
     res = evaluate(stat, data, x, z, labels, hs, estimand=statistic,
                    title=f"Significance clusters of metrics by {statistic}",
                    n_resamples=opts.n_resamples, unit=opts.unit, ci_prob=ci_prob,
-                   seed=seed, info={})
+                   seed=seed, info={}, dirichlet=opts.dirichlet)
     point = res.summary()["classical"].to_numpy()
     order = kernels.sort_order(point, labels)
     M = len(labels)
@@ -399,4 +399,5 @@ def significance_clusters(
                           data_hash=res.provenance.get("data_hash"),
                           notes=[*res.notes, "details(): cluster (1 = top significance "
                                              "cluster); matrix(): the p-values."],
-                          **(interval_kinds(opts.unit) if opts.n_resamples else {}))
+                          **(interval_kinds(opts.unit, opts.dirichlet) if opts.n_resamples
+                             else {}))

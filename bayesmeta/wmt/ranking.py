@@ -39,6 +39,7 @@ from bayesmeta.wmt._common import (
     WMTResult,
     beats_matrix,
     default_unit,
+    dirichlet_words,
     draws,
     inputs,
     interval_kinds,
@@ -64,7 +65,8 @@ class RankingResult(WMTResult):
         return self.extra["task_scores"].to_pandas()
 
 
-def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme, test="permutation"):
+def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme, test="permutation",
+          dirichlet="flat"):
     """Classical (M,), bootstrap and posterior draws (R, M), and the test's draws in data
     order: the permutation null draws (M, M, P) (i < j: difference i minus j), or with
     ``test="bootstrap"`` the paired bootstrap draws over systems (R, M), seed + 4 (shared
@@ -87,7 +89,8 @@ def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme, test="permutation"
         null = swap_pvalues(lambda h, zh, a, b: ties.calibrated_accuracy(h, zh), x, z,
                             order, n_perm, seed + 3)[1]
     boot = draws(stat, x, z, "bootstrap", n_res, seed + 1, unit) if n_res else None
-    post = draws(stat, x, z, "bayesian", n_res, seed + 2, unit) if n_res else None
+    post = (draws(stat, x, z, "bayesian", n_res, seed + 2, unit, dirichlet=dirichlet)
+            if n_res else None)
     return np.asarray(point, float), boot, post, null
 
 
@@ -98,7 +101,7 @@ def wmt_ranking(
     protocol: str = "wmt24",
     metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
-    pair_test: str = "permutation",
+    pair_test: str | None = None,
     resampling: ResamplingOptions | dict[str, Any] | None = None,
     ci_prob: float = CI_PROB,
     random_seed: int | None = None,
@@ -123,8 +126,9 @@ def wmt_ranking(
         Default: the metrics present in every language pair.
     alpha : float
         Significance level of the clusters.
-    pair_test : {"permutation", "bootstrap"}
-        The overall score's test. ``"permutation"`` (the WMT24/25 protocol, MTME's): the
+    pair_test : {"bootstrap", "permutation"}, optional
+        The overall score's test; default ``"bootstrap"`` when ``n_resamples`` >= 1, else
+        ``"permutation"``. ``"permutation"`` (the WMT24/25 protocol, MTME's): the
         tasks' swap-test null draws summed; it tests exchangeability, and MTME's comparison
         swap of the segment-level task rejects far more than ``alpha`` of true nulls
         (:func:`bayesmeta.significance_clusters`, Notes). ``"bootstrap"``: the paired
@@ -140,7 +144,8 @@ def wmt_ranking(
         compare systems on the same items, see :mod:`bayesmeta.wmt._common`), ``scheme``
         of the segment-level test: ``"pairs"`` (default, WMT24/25's swapping of
         comparisons, anti-conservative: see :mod:`bayesmeta.wmt.ties`) or ``"both"``
-        (swap scores, re-calibrate the thresholds).
+        (swap scores, re-calibrate the thresholds), ``dirichlet`` (the Bayesian
+        bootstrap's, default ``"unbiased"``: see :mod:`bayesmeta.wmt._common`).
     random_seed : int, optional
         Language pair k uses ``random_seed + 10 k`` (SPA's inner permutations; + 1
         bootstrap, + 2 Bayesian bootstrap, + 3 permutation tests, + 4 the paired bootstrap
@@ -185,6 +190,8 @@ def wmt_ranking(
         raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25) or 'both', got "
                          f"{opts.scheme!r}.")
     ci_prob = check_ci_prob(ci_prob)
+    if pair_test is None:
+        pair_test = "bootstrap" if opts.n_resamples else "permutation"
     if pair_test not in PAIR_TESTS:
         raise ValueError(f"pair_test must be one of {', '.join(PAIR_TESTS)}, got "
                          f"{pair_test!r}.")
@@ -218,7 +225,8 @@ def wmt_ranking(
         x, z, _, _ = inputs(sets[lp], trait, None, None, labels, None, "first")
         for name in TASKS:
             pt, bt, ps, nl = _task(name, x, z, opts.n_permutations, opts.n_resamples,
-                                   opts.unit, seed + 10 * k, opts.scheme, pair_test)
+                                   opts.unit, seed + 10 * k, opts.scheme, pair_test,
+                                   opts.dirichlet)
             score = score + w * pt
             null = null + w * nl.astype(float)
             if opts.n_resamples:
@@ -281,9 +289,10 @@ def wmt_ranking(
         info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over {words} "
                                       f"(the tasks' draws summed), {opts.n_resamples} "
                                       f"resamples")
-        info["posterior"] = (f"weighted sum of the tasks' Bayesian-bootstrap draws (flat "
-                             f"Dirichlet over {words}), {opts.n_resamples} draws")
-        kinds = interval_kinds(opts.unit)
+        info["posterior"] = (f"weighted sum of the tasks' Bayesian-bootstrap draws "
+                             f"({dirichlet_words(opts.dirichlet)} {words}), "
+                             f"{opts.n_resamples} draws")
+        kinds = interval_kinds(opts.unit, opts.dirichlet)
     return RankingResult(
         table, title=f"Overall metric ranking ({protocol.upper()} protocol)", info=info,
         details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,
@@ -292,4 +301,5 @@ def wmt_ranking(
         notes=["details(): rank (overall score), cluster (1 = top), p_best; matrix(): "
                "p-values; tasks(): each task's score; extra['rank_probability']: posterior "
                "rank distribution.",
-               *systems_posterior_note(opts.unit, opts.n_resamples)], **kinds)
+               *systems_posterior_note(opts.unit, opts.n_resamples, opts.dirichlet)],
+        **kinds)

@@ -41,7 +41,9 @@ from bayesmeta.summaries import CI_PROB, check_ci_prob, summarize
 from bayesmeta.vocabulary import resampling_options
 from bayesmeta.wmt._common import (
     UNIT_WORDS,
+    WMT_DIRICHLET,
     default_unit,
+    dirichlet_words,
     explicit_unit,
     inputs,
     systems_posterior_note,
@@ -134,8 +136,8 @@ def estimand_units(measures: Sequence[str], spa: bool, unit: str | None) -> list
 def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str], run: Any,
                         reference: Any, measures: Sequence[str], n_resamples: int,
                         unit: str | Sequence[str] | None, n_permutations: int,
-                        n_jobs: int | None, seed: int, lp: str = "lp"
-                        ) -> tuple[np.ndarray, str, str]:
+                        n_jobs: int | None, seed: int, lp: str = "lp",
+                        dirichlet: str = "flat") -> tuple[np.ndarray, str, str]:
     """One language pair: ``(1 + 2R, M, Q)`` values (row 0 classical, rows 1..R bootstrap
     with seed + 1, rows R+1..2R Bayesian bootstrap with seed + 2; Q = the measures, then SPA
     with permutation seed ``seed`` when ``n_permutations`` > 0), the data's hash and the
@@ -185,7 +187,8 @@ def language_pair_draws(ds: xr.Dataset, trait: str | None, metrics: Sequence[str
             if not n_resamples:
                 break
             a, b = resampling_weights(np.random.default_rng(seed + 1 + k), kind,
-                                      n_resamples, z.shape, u, bayesian_unit=u)
+                                      n_resamples, z.shape, u, bayesian_unit=u,
+                                      dirichlet=dirichlet)
             weights.append((np.ones((n_resamples, S)) if a is None else a,
                             np.ones((n_resamples, I)) if b is None else b))
             if cols or with_spa:
@@ -322,7 +325,7 @@ def wmt_statistics(
     >>> res.summary().shape[0]      # 5 estimands x 2 language pairs x 3 metrics
     30
     """
-    opts = resampling_options(resampling, n_resamples=1000)
+    opts = resampling_options(resampling, n_resamples=1000, dirichlet=WMT_DIRICHLET)
     ci_prob = check_ci_prob(ci_prob)
     names = parse_measures(measures)
     scheduler = check_scheduler(scheduler)
@@ -335,7 +338,8 @@ def wmt_statistics(
         [(lp, ds, s) for (lp, ds), s in zip(pairs, seeds, strict=True)], scheduler, trait=trait,
         metrics=labels, run=run, reference=reference, measures=names,
         n_resamples=opts.n_resamples, unit=units, n_permutations=opts.n_permutations,
-        n_jobs=opts.n_jobs if opts.n_jobs is not None or scheduler is None else 1)
+        n_jobs=opts.n_jobs if opts.n_jobs is not None or scheduler is None else 1,
+        dirichlet=opts.dirichlet)
     return _result(got, pairs, labels, names + (["spa"] if opts.n_permutations else []),
                    units, seeds, opts, ci_prob, seed, scheduler)
 
@@ -400,10 +404,13 @@ def _result(got, pairs, labels, estimands, units, seeds, opts, ci_prob, seed, sc
         words = units_text(estimands, units)
         info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over {words}, "
                                       f"{R} resamples per language pair")
-        info["posterior"] = (f"Bayesian bootstrap (flat Dirichlet over {words}), {R} draws "
-                             f"per language pair")
+        single = {u for u in units if u != "both"}
+        dw = (dirichlet_words("flat") if opts.dirichlet == "flat" or not single else
+              dirichlet_words(opts.dirichlet) if len(set(units)) == 1 else
+              "Dirichlet((k - 2) / k) over k systems or items alone, flat over both; over")
+        info["posterior"] = f"Bayesian bootstrap ({dw} {words}), {R} draws per language pair"
         kinds = {"classical_ci_kind": f"percentile bootstrap over {words}",
-                 "posterior": f"Bayesian bootstrap (flat Dirichlet over {words})"}
+                 "posterior": f"Bayesian bootstrap ({dw} {words})"}
     digest = hashlib.sha256("".join(g[1] for g in got).encode()).hexdigest()[:16]
     return Result(table, title="WMT campaign statistics per language pair", info=info,
                   details=details, extra=extra, ci_prob=ci_prob, random_seed=seed,
@@ -412,5 +419,5 @@ def _result(got, pairs, labels, estimands, units, seeds, opts, ci_prob, seed, sc
                          "1 = best) and seed (the language pair's); extra['bootstrap'], "
                          "extra['posterior']: draws (lp, resample, metric, estimand).",
                          *systems_posterior_note("systems" if "systems" in units else "both",
-                                                 R)],
+                                                 R, opts.dirichlet)],
                   **kinds)

@@ -129,7 +129,8 @@ def soft_pairwise_accuracy(
     stat = spa_statistic(kernels.permutation_signs(opts.n_permutations, z.shape[1], seed))
     return evaluate(stat, data, x, z, labels, hs, estimand="spa",
                     title="Soft pairwise accuracy (1 - pairwise confidence error)",
-                    n_resamples=opts.n_resamples, unit=opts.unit, ci_prob=ci_prob,
+                    n_resamples=opts.n_resamples, unit=opts.unit, dirichlet=opts.dirichlet,
+                    ci_prob=ci_prob,
                     seed=seed, info={"permutations": f"{opts.n_permutations} per system "
                                                      f"pair (seed {seed})"})
 
@@ -215,7 +216,8 @@ def pairwise_difference_pearson(
     return evaluate(stat, data, x, z, labels, hs, estimand="pdp",
                     title=f"Pairwise Difference Pearson (pairs within each {grouping})"
                     if grouping != "global" else "Pairwise Difference Pearson (all pairs)",
-                    n_resamples=opts.n_resamples, unit=opts.unit, ci_prob=ci_prob,
+                    n_resamples=opts.n_resamples, unit=opts.unit, dirichlet=opts.dirichlet,
+                    ci_prob=ci_prob,
                     seed=seed, info={"grouping": grouping})
 
 
@@ -296,7 +298,8 @@ def kendall_like(
 
     return evaluate(stat, data, x, z, labels, hs, estimand="kendall_like",
                     title="WMT Kendall-like tau (relative-ranking DA)",
-                    n_resamples=opts.n_resamples, unit=opts.unit, ci_prob=ci_prob,
+                    n_resamples=opts.n_resamples, unit=opts.unit, dirichlet=opts.dirichlet,
+                    ci_prob=ci_prob,
                     seed=seed, info={"grouping": grouping, "threshold": f"{threshold:g}"})
 
 
@@ -406,7 +409,8 @@ def williams_test(
             "test": "Williams (1959), one-sided for the direction observed"}
     if opts.n_resamples:
         stat = measure_statistic(measure)
-        post = draws(stat, x, z, "bayesian", opts.n_resamples, seed, opts.unit)
+        post = draws(stat, x, z, "bayesian", opts.n_resamples, seed, opts.unit,
+                     dirichlet=opts.dirichlet)
         boot = draws(stat, x, z, "bootstrap", opts.n_resamples, seed + 1, opts.unit)
         side_by_side(table, boot[:, ia] - boot[:, ib], post[:, ia] - post[:, ib], ci_prob)
         beats = beats_matrix(post)
@@ -418,12 +422,13 @@ def williams_test(
         info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over "
                                       f"{UNIT_WORDS[opts.unit]}, {opts.n_resamples} "
                                       f"resamples")
-        info["posterior"] = posterior_text(opts.unit, opts.n_resamples)
-        kinds = interval_kinds(opts.unit)
+        info["posterior"] = posterior_text(opts.unit, opts.n_resamples, opts.dirichlet)
+        kinds = interval_kinds(opts.unit, opts.dirichlet)
     return WilliamsResult(table, title="Williams' test of dependent correlations",
                           info=info, details=details, extra=extra, ci_prob=ci_prob,
                           random_seed=seed, data_hash=data_hash(data),
                           notes=["details(): pvalue (Williams, one-sided) and p_beats "
                                  "(posterior P(metric beats metric2)).",
-                                 *systems_posterior_note(opts.unit, opts.n_resamples)],
+                                 *systems_posterior_note(opts.unit, opts.n_resamples,
+                                                         opts.dirichlet)],
                           **kinds)
