@@ -30,7 +30,7 @@ MASS_MATRICES = ("diag", "low_rank")
 #: wherever JAX finds an accelerator; needs ``pip install "bayesmeta[jax]"``).
 BACKENDS = ("numba", "jax")
 UNITS = ("systems", "items", "both")
-SCHEMES = ("systems", "items", "both", "both-rowcol", "pairs")
+SCHEMES = ("systems", "items", "both", "both-rowcol", "pairs", "pairs-items")
 #: Names of the previous release: paper 001 and Deutsch et al. say "inputs" for items.
 _RENAMED = {"inputs": "items"}
 PVALUES = ("plus-one", "raw")
@@ -250,8 +250,9 @@ class ResamplingOptions:
         Permutations per test (0: no tests).
     scheme : {"both", "systems", "items", "both-rowcol", "pairs"}
         What a permutation swaps (see :mod:`bayesmeta.correlation.resampling`); ``"pairs"``
-        swaps pairwise comparisons, for tie-calibrated accuracy only
-        (:mod:`bayesmeta.wmt.ties`).
+        swaps pairwise comparisons one by one (MTME's, anti-conservative) and
+        ``"pairs-items"`` all comparisons of an item together, for tie-calibrated accuracy
+        only (:mod:`bayesmeta.wmt.ties`).
     pvalue : {"plus-one", "raw"}
         ``(b + 1) / (n + 1)`` (Phipson & Smyth 2010) or ``b / n`` (paper 001's code).
     n_jobs : int, optional

@@ -16,6 +16,13 @@ Usage::
 
 Writes JSON lines to ``benchmarks/results/wmt_null_calibration.jsonl`` (one per setting).
 
+The swap tests alone with p = (b + 1) / (n + 1) (label ``swap-tests-plus-one``; every
+statistic's score swap, system Pearson's system swap, acc_eq's comparison swaps ``pairs``
+and ``pairs-items``)::
+
+    nice python benchmarks/wmt_null_calibration.py swap [n_reps] [n_permutations] \
+        [bias_sd] [n_systems ...]
+
 The paired-bootstrap study (label ``paired-bootstrap``; issue 25's calibrated test)::
 
     nice python benchmarks/wmt_null_calibration.py paired [n_reps] [n_permutations] \
@@ -71,7 +78,8 @@ STATISTICS = {"system_pearson": ("system_pearson", {}, "both"), "spa": ("spa", {
               "pdp": ("pdp", {}, "both"),
               "kendall_like": ("kendall_like", {"threshold": 25.0}, "both"),
               "within_item_acc_eq": ("within_item_acc_eq", {}, "both"),
-              "within_item_acc_eq_pairs": ("within_item_acc_eq", {}, "pairs")}
+              "within_item_acc_eq_pairs": ("within_item_acc_eq", {}, "pairs"),
+              "within_item_acc_eq_pairs_items": ("within_item_acc_eq", {}, "pairs-items")}
 
 
 def _rates(rows: list[dict], statistics, keys=None) -> dict:
@@ -147,7 +155,7 @@ UNITS = ("both", "systems", "items")
 
 
 def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
-               bias_sd: float) -> dict:
+               bias_sd: float, pvalue: str = "raw") -> dict:
     """One null campaign: per statistic, the paired-bootstrap tests and intervals of every
     unit, the Bayesian-bootstrap HDI, and the swap tests' two-sided p-values."""
     from scipy.stats import t as t_dist
@@ -189,7 +197,8 @@ def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
                 res = bm.significance_clusters(
                     ds, "quality", statistic=stat_name, random_seed=seed,
                     pair_test="permutation",
-                    resampling={"n_permutations": n_perm, "n_resamples": 0, "scheme": sc},
+                    resampling={"n_permutations": n_perm, "n_resamples": 0, "scheme": sc,
+                                "pvalue": pvalue},
                     **kw)
                 p = min(1.0, 2 * float(res.matrix().to_numpy()[0, 1]))
                 row[f"swap_{sc}_reject"] = bool(p <= 0.05)
@@ -198,16 +207,19 @@ def one_paired(n_systems: int, n_items: int, seed: int, n_perm: int, n_res: int,
 
 
 def paired_main(n_reps: int = 200, n_perm: int = 100, n_res: int = 200,
-                bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20)) -> None:
-    """The ``paired-bootstrap`` study: one JSON line per number of systems, each rate with
-    its binomial Monte Carlo sd."""
+                bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20),
+                pvalue: str = "raw") -> None:
+    """The ``paired-bootstrap`` study (``swap-tests`` with ``n_res=0``; ``swap`` mode:
+    ``swap-tests-plus-one``, p = (b + 1) / (n + 1)): one JSON line per number of systems,
+    each rate with its binomial Monte Carlo sd."""
     for n_systems in systems:
         t0 = time.time()
-        rows = [one_paired(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd)
-                for r in range(n_reps)]
+        rows = [one_paired(n_systems, 50, 1000 * n_systems + r, n_perm, n_res, bias_sd,
+                           pvalue) for r in range(n_reps)]
         summary = _rates(rows, STATISTICS)
         rec = {"benchmark": "wmt_null_calibration",
-               "label": "paired-bootstrap" if n_res else "swap-tests",
+               "label": "paired-bootstrap" if n_res else "swap-tests" + (
+                   "-plus-one" if pvalue == "plus-one" else ""), "pvalue": pvalue,
                "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd,
                "test": "two-sided 5%: 0 outside the 95% interval (bootstrap), "
                        "P(A beats B) outside [0.025, 0.975] (Bayesian), 2 x one-sided p "
@@ -404,6 +416,11 @@ if __name__ == "__main__":
         a = sys.argv[2:]
         defaults_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
                       *([tuple(int(v) for v in a[4:])] if a[4:] else []))
+    elif sys.argv[1:2] == ["swap"]:
+        a = sys.argv[2:]
+        paired_main(*[int(v) for v in a[:2]], 0, *[float(v) for v in a[2:3]],
+                    *([tuple(int(v) for v in a[3:])] if a[3:] else [(8, 20)]),
+                    pvalue="plus-one")
     elif sys.argv[1:2] == ["paired"]:
         a = sys.argv[2:]
         paired_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],

@@ -331,7 +331,7 @@ def test_acc_eq_score_swap_test_is_exact_where_the_pairs_test_is_not():
     """Two exchangeable metrics: the score-swapping test with re-calibrated thresholds keeps
     its level; MTME's comparison swap rejects far too often (60 null campaigns each; a
     binomial 0.05 rate exceeds 9/60 with probability < 0.002)."""
-    rej = {"both": 0, "pairs": 0}
+    rej = {"both": 0, "pairs": 0, "pairs-items": 0}
     for r in range(60):
         ds = simulate_campaign(10, 20, 2, random_seed=900 + r, loadings=(0.6, 0.6),
                                bias_sd=0.0)
@@ -341,4 +341,33 @@ def test_acc_eq_score_swap_test_is_exact_where_the_pairs_test_is_not():
                 resampling={"n_resamples": 0, "n_permutations": 100, "scheme": scheme})
             rej[scheme] += res.matrix().to_numpy()[0, 1] <= 0.025  # two-sided 5%
     assert rej["both"] <= 9, rej
+    assert rej["pairs-items"] <= 9, rej        # each item's comparisons swapped together
     assert rej["pairs"] > rej["both"], rej
+
+
+def test_item_blocked_comparison_swap_equals_the_exact_sign_flip_test():
+    """scheme='pairs-items': one coin per item flips all of its comparison differences
+    d_gp = c_gp (a^A_gp - a^B_gp). With 8 items the exact test enumerates the 2^8 sign
+    patterns of the item sums D_g; 20,000 random swaps give its p-value within 0.01."""
+    import itertools
+
+    from bayesmeta.wmt import ties
+
+    ds = simulate_campaign(6, 8, 2, random_seed=4, loadings=(0.55, 0.6), bias_sd=0.0)
+    res = bm.significance_clusters(
+        ds, "quality", statistic="within_item_acc_eq", random_seed=3,
+        resampling={"n_resamples": 0, "n_permutations": 20_000, "scheme": "pairs-items"})
+    from bayesmeta.wmt._common import inputs
+
+    x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+    acc, eps = ties.calibrate_ties(x, z, grouping="item")
+    agree, coef = ties.agreement(x, z, eps, grouping="item")
+    a, b = np.argsort(-acc, kind="stable")[:2]          # the significance matrix's order
+    D = ((agree[a] - agree[b]) * coef).sum(1)           # per item
+    flips = np.array(list(itertools.product([1, -1], repeat=len(D))))
+    exact = np.mean(flips @ D >= D.sum() - 1e-12)
+    np.testing.assert_allclose(res.matrix().to_numpy()[0, 1], exact, atol=0.01)
+    with pytest.raises(ValueError, match="one group"):
+        bm.significance_clusters(ds, "quality", statistic="system_acc_eq",
+                                 pair_test="permutation",
+                                 resampling={"n_resamples": 0, "scheme": "pairs-items"})

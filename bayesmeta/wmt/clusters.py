@@ -50,6 +50,10 @@ from bayesmeta.wmt.statistics import SPA_SEED
 WMT_STATISTICS = ("spa", "pdp", "kendall_like")
 #: How two metrics are tested (``pair_test``).
 PAIR_TESTS = ("bootstrap", "permutation")
+#: The comparison-swapping schemes of tie-calibrated accuracy and what each swaps as one:
+#: a single comparison (MTME's) or all comparisons of a group (an item within items, a
+#: system within systems).
+PAIR_SCHEMES = {"pairs": "pairs", "pairs-items": "items"}
 _ACC_GROUPING = {"within_item": "item", "within_system": "system", "global": "global"}
 
 
@@ -113,9 +117,14 @@ def _swap_significance(statistic, stat, acc, eps, x, z, order, opts, seed) -> np
         level = split_measure(parse_measures(statistic)[0])[0]
         xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
                             ) if level == "system" else (x, z, _ACC_GROUPING[level])
-        if opts.scheme == "pairs":
+        if opts.scheme == "pairs-items" and grouping == "global":
+            raise ValueError(f"resampling: scheme 'pairs-items' swaps each group's "
+                             f"comparisons together; {statistic} has one group. Use "
+                             f"'pairs' or 'both'.")
+        if opts.scheme in PAIR_SCHEMES:
             agree, coef = ties.agreement(xx, zz, eps, grouping=grouping)
-            return ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed)[0]
+            return ties.pair_swap_pvalues(agree, coef, order, opts.n_permutations, seed,
+                                          block=PAIR_SCHEMES[opts.scheme])[0]
 
         def recalibrated(h, zh, a, b):
             return ties.calibrated_accuracy(h, zh, grouping=grouping)
@@ -212,7 +221,9 @@ def significance_clusters(
         metric's threshold): its test swaps scores and re-calibrates the thresholds in
         every permutation (exact for exchangeable metrics), or, with ``scheme="pairs"``,
         swaps pairwise comparisons as MTME's ``perm_test="pairs"`` (WMT24/25), which is
-        anti-conservative (see :mod:`bayesmeta.wmt.ties`).
+        anti-conservative (see :mod:`bayesmeta.wmt.ties`), or, with
+        ``scheme="pairs-items"``, swaps all comparisons of an item together (a sign-flip
+        test over the independent items that keeps each metric's threshold).
     alpha : float
         p-values at or below it are significant (WMT: 0.05).
     threshold : float
@@ -227,7 +238,8 @@ def significance_clusters(
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per pair, default 1000), ``scheme`` (``"both"``: swap every
         output's scores; correlation measures also ``"systems"``, ``"items"``,
-        ``"both-rowcol"``; acc_eq also ``"pairs"``) and ``pvalue`` (default ``"raw"``:
+        ``"both-rowcol"``; acc_eq also ``"pairs"`` and ``"pairs-items"``) and ``pvalue``
+        (default ``"raw"``:
         :math:`b/n` as MTME) of the permutation test, ``n_resamples`` (bootstrap,
         posterior and paired-test draws, default 200), ``unit`` (what the intervals'
         bootstrap resamples and the Bayesian bootstrap weighs; default ``"systems"`` for
@@ -337,13 +349,14 @@ def significance_clusters(
     x, z, labels, hs = inputs(data, trait, raters, human, metrics, run, reference)
     acc = statistic not in WMT_STATISTICS and split_measure(
         parse_measures(statistic)[0])[1] == "acc_eq"
-    if test == "permutation" and opts.scheme == "pairs" and not acc:
-        raise ValueError("resampling: scheme 'pairs' (swapping pairwise comparisons) is for "
-                         "tie-calibrated accuracy (acc_eq) only.")
+    if test == "permutation" and opts.scheme in PAIR_SCHEMES and not acc:
+        raise ValueError(f"resampling: scheme {opts.scheme!r} (swapping pairwise "
+                         f"comparisons) is for tie-calibrated accuracy (acc_eq) only.")
     if test == "permutation" and (acc or statistic in WMT_STATISTICS
-                                  ) and opts.scheme not in ("both", "pairs"):
+                                  ) and opts.scheme not in ("both", *PAIR_SCHEMES):
         raise ValueError(f"resampling: scheme {opts.scheme!r} is not available for "
-                         f"{statistic}; use 'both'" + (" or 'pairs'." if acc else "."))
+                         f"{statistic}; use 'both'"
+                         + (", 'pairs' or 'pairs-items'." if acc else "."))
     seed = resolve_seed(SPA_SEED if random_seed is None and statistic == "spa"
                         else random_seed)
     stat = _statistic(statistic, threshold, opts.n_permutations, seed, z.shape[1])
@@ -385,7 +398,9 @@ def significance_clusters(
                                                coords={"metric": list(labels)})
     info = dict(res.info)
     swapped = ("each pair's comparisons, ties calibrated per metric"
-               if opts.scheme == "pairs" else f"scores ({opts.scheme}), z-scored"
+               if opts.scheme == "pairs" else
+               "each item's comparisons together, ties calibrated per metric"
+               if opts.scheme == "pairs-items" else f"scores ({opts.scheme}), z-scored"
                + (", ties re-calibrated per permutation" if acc else ""))
     p_rule = "b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)"
     info["test"] = (f"paired bootstrap-t (systems resampled, seed + 3, "

@@ -47,7 +47,13 @@ from bayesmeta.wmt._common import (
     systems_posterior_note,
     wmt_resampling,
 )
-from bayesmeta.wmt.clusters import PAIR_TESTS, _statistic, bootstrap_pvalues, swap_pvalues
+from bayesmeta.wmt.clusters import (
+    PAIR_SCHEMES,
+    PAIR_TESTS,
+    _statistic,
+    bootstrap_pvalues,
+    swap_pvalues,
+)
 
 PROTOCOLS = ("wmt24", "wmt25")
 TASKS = ("spa", "within_item_acc_eq")
@@ -82,9 +88,10 @@ def _task(stat_name, x, z, n_perm, n_res, unit, seed, scheme, test="permutation"
         null = draws(stat, x, z, "bootstrap", n_res, seed + 4, "systems")
     elif stat_name == "spa":
         null = swap_pvalues(stat, x, z, order, n_perm, seed + 3)[1]
-    elif scheme == "pairs":
+    elif scheme in PAIR_SCHEMES:
         agree, coef = ties.agreement(x, z, eps, grouping="item")
-        null = ties.pair_swap_pvalues(agree, coef, order, n_perm, seed + 3)[1]
+        null = ties.pair_swap_pvalues(agree, coef, order, n_perm, seed + 3,
+                                      block=PAIR_SCHEMES[scheme])[1]
     else:
         null = swap_pvalues(lambda h, zh, a, b: ties.calibrated_accuracy(h, zh), x, z,
                             order, n_perm, seed + 3)[1]
@@ -143,8 +150,9 @@ def wmt_ranking(
         (what the intervals and the posterior resample, default ``"systems"``: both tasks
         compare systems on the same items, see :mod:`bayesmeta.wmt._common`), ``scheme``
         of the segment-level test: ``"pairs"`` (default, WMT24/25's swapping of
-        comparisons, anti-conservative: see :mod:`bayesmeta.wmt.ties`) or ``"both"``
-        (swap scores, re-calibrate the thresholds), ``dirichlet`` (the Bayesian
+        comparisons, anti-conservative: see :mod:`bayesmeta.wmt.ties`),
+        ``"pairs-items"`` (each item's comparisons swapped together) or ``"both"`` (swap
+        scores, re-calibrate the thresholds), ``dirichlet`` (the Bayesian
         bootstrap's, default ``"unbiased"``: see :mod:`bayesmeta.wmt._common`).
     random_seed : int, optional
         Language pair k uses ``random_seed + 10 k`` (SPA's inner permutations; + 1
@@ -186,9 +194,9 @@ def wmt_ranking(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
     # both tasks (SPA, acc_eq within items) compare systems on the same items
     opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=200, scheme="pairs")
-    if opts.scheme not in ("pairs", "both"):
-        raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25) or 'both', got "
-                         f"{opts.scheme!r}.")
+    if opts.scheme not in ("pairs", "pairs-items", "both"):
+        raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25), 'pairs-items' or "
+                         f"'both', got {opts.scheme!r}.")
     ci_prob = check_ci_prob(ci_prob)
     if pair_test is None:
         pair_test = "bootstrap" if opts.n_resamples else "permutation"

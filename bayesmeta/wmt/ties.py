@@ -108,13 +108,17 @@ def agreement(x: np.ndarray, z: np.ndarray, eps: np.ndarray, *, grouping: str = 
 
 
 def pair_swap_pvalues(agree: np.ndarray, coef: np.ndarray, order: np.ndarray,
-                      n_permutations: int, random_seed: int, chunk: int = 200
-                      ) -> tuple[np.ndarray, np.ndarray]:
+                      n_permutations: int, random_seed: int, chunk: int = 200,
+                      block: str = "pairs") -> tuple[np.ndarray, np.ndarray]:
     r"""Significance matrix (rows/columns in ``order``) of the comparison-swapping test:
     ``sig[i, j]`` (i < j) is the share of swaps whose accuracy difference
     :math:`acc(A^*) - acc(B^*)` reaches the observed :math:`acc(A) - acc(B)` (A =
-    ``order[i]``). One stream per pair, spawned from ``random_seed``. Also returns the null
-    draws ``(M, M, n_permutations)`` of each pair's difference (i < j)."""
+    ``order[i]``). ``block="pairs"``: every comparison swapped independently (MTME's);
+    ``"items"``: all comparisons of a group (an item) swapped together, one coin per item
+    (scheme ``"pairs-items"``). One stream per pair, spawned from ``random_seed``. Also
+    returns the null draws ``(M, M, n_permutations)`` of each pair's difference (i < j)."""
+    if block not in ("pairs", "items"):
+        raise ValueError(f"block must be 'pairs' or 'items', got {block!r}.")
     M = len(order)
     pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
     streams = np.random.SeedSequence(random_seed).spawn(len(pairs))
@@ -128,7 +132,8 @@ def pair_swap_pvalues(agree: np.ndarray, coef: np.ndarray, order: np.ndarray,
         hits = 0
         for s in range(0, n_permutations, chunk):
             k = min(chunk, n_permutations - s)
-            m = swap_masks(rng, "both", k, shape)
+            # rows of the (group, pair) masks are the groups: "systems" flips a whole row
+            m = swap_masks(rng, "both" if block == "pairs" else "systems", k, shape)
             d = np.where(m, -diff, diff).sum((1, 2))
             hits += int((d >= delta - 1e-12).sum())
             null[i, j, s:s + k] = d
