@@ -14,7 +14,7 @@ import numpy as np
 from bayesmeta._ordinal import log_interval_prob, padded_cutpoints
 
 #: Parameterisations of the factor scores (see :func:`build_model`).
-FACTOR_PARAMS = ("polar", "zerosum", "noncentred")
+FACTOR_PARAMS = ("polar", "zerosum", "noncentred", "centred")
 #: Likelihood implementations (see :func:`build_model`).
 LIKELIHOODS = ("split", "splitfast", "interval")
 
@@ -237,7 +237,9 @@ def build_model(
         ``eta = z L^T``) are sampled: ``noncentred`` iid N(0, 1); ``zerosum`` their
         per-factor mean ``m ~ N(0, 1/N)`` plus zero-sum deviations; ``polar`` the mean plus
         a radius ``r`` (``r^2 ~ chi^2_{N-1}``) times a uniform direction on the zero-sum
-        sphere (``w / |w|`` with ``w`` zero-sum normal). All three give the same prior.
+        sphere (``w / |w|`` with ``w`` zero-sum normal); ``centred`` samples the scores
+        ``eta ~ N(0, Psi)`` themselves (better when many indicators measure each output,
+        as in the joint metric-validity model). All four give the same prior.
     likelihood : {"split", "interval"}
         ``split``: one ``log Phi`` for ratings in the lowest and highest categories, the
         interval formula for the others; ``interval``: the interval formula everywhere.
@@ -266,7 +268,9 @@ def build_model(
         one_minus = (1.0 - lstd) * (1.0 + lstd)
         resid_sd = pt.sqrt(one_minus)  # sd of y* given eta on the standardized scale
         # ---- factor scores ------------------------------------------------------------
-        if factor_param == "noncentred":
+        if factor_param == "centred":
+            z = None
+        elif factor_param == "noncentred":
             z = pm.Normal("z", 0.0, 1.0, shape=(N, F))
         else:
             m = pm.Normal("score_mean", 0.0, 1.0 / np.sqrt(N), dims="trait")
@@ -282,7 +286,10 @@ def build_model(
                                    initval=np.full(F, N - 1.0))
                 unit = w / pt.sqrt(pt.sum(w**2, axis=1, keepdims=True))
                 z = m[None, :] + (pt.sqrt(r2)[:, None] * unit).T
-        eta = z @ chol.T
+        if z is None:  # the scores themselves, eta_n ~ N(0, Psi): for well-measured scores
+            eta = pm.MvNormal("eta", mu=np.zeros(F), chol=chol, shape=(N, F))
+        else:
+            eta = z @ chol.T
         if store_scores:
             pm.Deterministic("factor_score", eta, dims=("output", "trait"))
         # ---- likelihood ---------------------------------------------------------------

@@ -200,13 +200,16 @@ def joint_metric_variance(
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
+    parameterization: str = "noncentred",
 ) -> JointValidityResult:
     r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
 
     Called through :func:`bayesmeta.metric_variance` with ``estimator="joint"``, whose
     docstring documents the arguments. ``fit`` gives the CFA model (a ``bm.cfa`` result of
     either estimator, or lavaan syntax); the joint model refits the CFA's parameters with
-    the metrics.
+    the metrics. ``parameterization``: the factor scores' (``"noncentred"``, or
+    ``"centred"``: the scores sampled as N(0, Psi) themselves; see
+    :func:`bayesmeta.validity._cfa_build.build_model`).
 
     Examples
     --------
@@ -239,7 +242,7 @@ def joint_metric_variance(
     jd = prepare(data, fit, metrics, run, reference)
     traits = list(jd.design.factors)
     claimed = _claims(data, list(jd.metrics), traits, claims)
-    param = "noncentred"
+    param = parameterization
     t0 = time.perf_counter()
     model = cached_model(model_key(jd, errors, param),
                         lambda: build_joint_model(jd, errors=errors, parameterization=param))

@@ -1,0 +1,102 @@
+"""Factor-score parameterisation of the joint metric-validity model (issue 22, time
+must-show): ``noncentred`` (the default, scores = z L^T with z ~ N(0, 1)) against
+``centred`` (the scores sampled as N(0, Psi) themselves), fitted through
+``joint_metric_variance`` with the package's sampler defaults.
+
+Per fit one JSON line in ``benchmarks/results/joint_parameterisation.jsonl``: the shape,
+seed and parameterisation, max R-hat and min bulk/tail ESS over the reported table,
+divergences, draws, the total number of leapfrog steps (gradient evaluations: the cost
+that does not depend on the machine's load), seconds per phase and the load average.
+
+    nice python benchmarks/joint_parameterisation.py recovery --seeds 1 2 \
+        --params noncentred centred
+    nice python benchmarks/joint_parameterisation.py summeval --seeds 1 --params centred \
+        [--metrics 43]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import bayesmeta as bm
+from bayesmeta.validity.joint_model import joint_metric_variance
+
+OUT = Path(__file__).parent / "results" / "joint_parameterisation.jsonl"
+M4 = """
+coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH
+con =~ Expert.1.CON + Expert.2.CON + Expert.3.CON
+flu =~ Expert.1.FLU + Expert.2.FLU + Expert.3.FLU
+rel =~ Expert.1.REL + Expert.2.REL + Expert.3.REL
+"""
+
+
+def _data(what: str, seed: int, n_metrics: int | None):
+    if what == "summeval":
+        ds = bm.datasets.summeval()
+        metrics = [str(m) for m in ds["metric"].values]
+        return ds, M4, metrics[:n_metrics] if n_metrics else metrics
+    from recovery_joint_validity import syntax
+
+    from bayesmeta.validity.joint_simulate import simulate_joint_validity
+
+    ds = simulate_joint_validity(seed, n_systems=8, n_items=30, n_traits=4, n_metrics=6)
+    return ds, syntax(4), None
+
+
+def one(what: str, seed: int, param: str, n_metrics: int | None) -> dict:
+    ds, model, metrics = _data(what, seed, n_metrics)
+    load = [round(x, 2) for x in os.getloadavg()]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = joint_metric_variance(ds, model, metrics=metrics, random_seed=seed,
+                                    parameterization=param)
+    secs = time.perf_counter() - t0
+    post, stats = res.idata.posterior, res.idata.sample_stats
+    tab = res.summary()
+    steps = next((k for k in ("n_steps", "tree_size") if k in stats), None)
+    return {"what": what, "seed": seed, "parameterization": param,
+            "n_metrics": len(res._jd.metrics), "seconds": round(secs, 1),
+            "loadavg_start": load, "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+            "max_r_hat": float(np.nanmax(tab["r_hat"])),
+            "min_ess_bulk": float(np.nanmin(tab["ess_bulk"])),
+            "min_ess_tail": float(np.nanmin(tab["ess_tail"])),
+            "divergences": int(stats["diverging"].sum()),
+            "draws": int(post.sizes["draw"]), "chains": int(post.sizes["chain"]),
+            "stop_reason": post.attrs.get("stop_reason"),
+            "leapfrog_steps": int(stats[steps].sum()) if steps else None,
+            "mean_steps_per_draw": float(stats[steps].mean()) if steps else None,
+            **{f"seconds_{k}": round(float(post.attrs.get(f"seconds_{k}", 0)), 1)
+               for k in ("compile", "warmup", "sampling", "postprocess")},
+            "warnings": sorted({str(w.message)[:160] for w in caught}),
+            "bayesmeta": bm.__version__}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=("recovery", "summeval"))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--params", nargs="+", default=["noncentred", "centred"])
+    ap.add_argument("--metrics", type=int, default=None)
+    ap.add_argument("--out", type=Path, default=OUT)
+    a = ap.parse_args()
+    for seed in a.seeds:
+        for param in a.params:
+            rec = one(a.what, seed, param, a.metrics)
+            print(json.dumps(rec), flush=True)
+            with open(a.out, "a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    main()
