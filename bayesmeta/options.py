@@ -244,11 +244,11 @@ class ResamplingOptions:
         What the classical bootstrap resamples (Deutsch et al. 2021: Boot-Both,
         Boot-Systems, Boot-Inputs; their "inputs" are bayesmeta's items); the correlation
         package's Bayesian bootstrap always weighs both, the WMT functions' weighs the same
-        unit with a flat Dirichlet (their default is ``"systems"`` where a statistic
-        compares systems on the same items, see :mod:`bayesmeta.wmt._common`).
+        unit (their default is ``"systems"`` where a statistic compares systems on the same
+        items, see :mod:`bayesmeta.wmt._common`).
     n_permutations : int
         Permutations per test (0: no tests).
-    scheme : {"both", "systems", "items", "both-rowcol", "pairs"}
+    scheme : {"both", "systems", "items", "both-rowcol", "pairs", "pairs-items"}
         What a permutation swaps (see :mod:`bayesmeta.correlation.resampling`); ``"pairs"``
         swaps pairwise comparisons one by one (MTME's, anti-conservative) and
         ``"pairs-items"`` all comparisons of an item together, for tie-calibrated accuracy

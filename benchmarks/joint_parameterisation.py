@@ -39,7 +39,7 @@ rel =~ Expert.1.REL + Expert.2.REL + Expert.3.REL
 
 def _data(what: str, seed: int, n_metrics: int | None):
     if what == "summeval":
-        ds = bm.datasets.summeval()
+        ds = bm.datasets.summeval(bm.datasets.find_summeval(download=False))
         metrics = [str(m) for m in ds["metric"].values]
         return ds, M4, metrics[:n_metrics] if n_metrics else metrics
     from recovery_joint_validity import syntax
@@ -57,7 +57,8 @@ def one(what: str, seed: int, param: str, n_metrics: int | None) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = joint_metric_variance(ds, model, metrics=metrics, random_seed=seed,
-                                    parameterization=param)
+                                    parameterization=param,
+                                    claims={"SummaQA": "con"} if what == "summeval" else None)
     secs = time.perf_counter() - t0
     post, stats = res.idata.posterior, res.idata.sample_stats
     tab = res.summary()
@@ -76,7 +77,16 @@ def one(what: str, seed: int, param: str, n_metrics: int | None) -> dict:
             **{f"seconds_{k}": round(float(post.attrs.get(f"seconds_{k}", 0)), 1)
                for k in ("compile", "warmup", "sampling", "postprocess")},
             "warnings": sorted({str(w.message)[:160] for w in caught}),
+            **({"findings": _findings(res)} if what == "summeval" else {}),
             "bayesmeta": bm.__version__}
+
+
+def _findings(res) -> dict:
+    """MetricEval's validity findings as posterior probabilities (the SummEval benchmark's
+    definitions)."""
+    from summeval_joint_validity import findings
+
+    return findings(res)
 
 
 def main() -> None:

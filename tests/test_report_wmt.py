@@ -196,9 +196,9 @@ def test_budget_estimates_the_section_and_skips_it_without_permutations(campaign
     assert per["data"] == 0 and per["correlations"] == 0 and mem == 0
     per4, _ = estimate(campaign, ["quality"], ["wmt"], n_resamples=100, n_permutations=400)
     from bayesmeta.report._budget import SEC_WMT
-    L, S, I = (campaign.sizes[d] for d in ("lp", "system", "item"))
-    np.testing.assert_allclose(per4["wmt"] - per["wmt"], SEC_WMT * L * S * S * I * 300,
-                               rtol=1e-9)
+    L, S, I, M = (campaign.sizes[d] for d in ("lp", "system", "item", "metric"))
+    np.testing.assert_allclose(per4["wmt"] - per["wmt"],
+                               SEC_WMT * L * S * S * I * 300 * (M + 6), rtol=1e-9)
     rep = bm.report(campaign, sections=["wmt"], random_seed=1, progress=False,
                     resampling={"n_resamples": 20, "n_permutations": 0})
     run = rep.section("wmt")

@@ -78,7 +78,8 @@ def test_clusters_default_resamples_systems_only(ds):
     np.testing.assert_allclose(res.extra["p_beats"].values[0, 1], pb, rtol=0, atol=TOL)
     # every place says what is resampled
     assert res.summary().attrs["classical_ci_kind"] == "percentile bootstrap over systems"
-    assert res.posterior_kind == "Bayesian bootstrap (Dirichlet((k - 2) / k) over k systems)"
+    assert res.posterior_kind == ("Bayesian bootstrap (Dirichlet((k - 2) / k; flat below 3) "
+                                  "over k systems)")
     assert "over k systems; items weigh one" in res.info["posterior"]
     assert "over systems," in res.info["classical interval"]
     assert SYSTEMS_POSTERIOR_NOTE in res.notes        # the null study's calibration line
@@ -100,7 +101,8 @@ def test_explicit_unit_is_honoured_by_the_posterior(ds):
                                rtol=0, atol=TOL)
     np.testing.assert_allclose(res.extra["posterior"].values,
                                [_system_r(x, z, b=w) for w in weights], rtol=0, atol=TOL)
-    assert res.posterior_kind == "Bayesian bootstrap (Dirichlet((k - 2) / k) over k items)"
+    assert res.posterior_kind == ("Bayesian bootstrap (Dirichlet((k - 2) / k; flat below 3) "
+                                  "over k items)")
     both = bm.significance_clusters(ds, "quality", statistic="system_pearson", random_seed=5,
                                     resampling={"n_resamples": R, "n_permutations": 1,
                                                 "unit": "both"})

@@ -417,6 +417,13 @@ def dirichlet_concentration(k: int, dirichlet: str = "flat") -> float:
     return (k - 2) / k if dirichlet == "unbiased" and k >= 3 else 1.0
 
 
+def effective_dirichlet(unit: str, dirichlet: str) -> str:
+    """The Dirichlet :func:`resampling_weights` draws for ``unit``: ``dirichlet`` when one
+    unit is weighed, ``"flat"`` when systems and items are weighed jointly (the two-way
+    weights already over-state the variance, Owen 2007)."""
+    return "flat" if unit == "both" else dirichlet
+
+
 def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple[int, int],
                        unit: str = "both", *, bayesian_unit: str = "both",
                        dirichlet: str = "flat"
@@ -432,8 +439,7 @@ def resampling_weights(rng: np.random.Generator, kind: str, n: int, shape: tuple
     if u not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {u!r}.")
 
-    # two-way weights already over-state the variance (Owen 2007): flat there
-    dirichlet = dirichlet if u != "both" else "flat"
+    dirichlet = effective_dirichlet(u, dirichlet)
 
     def weights(k: int) -> np.ndarray:
         if kind == "bayesian":

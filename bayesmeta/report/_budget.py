@@ -74,12 +74,13 @@ SEC_FIXED = 1.0
 #: ``benchmarks/bench_report_agreement.py``).
 SEC_AGREE = 2.1e-7
 #: Seconds per unit of the WMT ranking section's leading term, ``pairs x systems^2 x items x
-#: (permutations + resamples)`` (SPA's system-pair permutation tests, computed once and
-#: reweighted by every resample, and the paired bootstrap test's resamples): fitted to the
-#: section on simulated campaigns of 2 to 4 pairs, 8 to 16 systems, 60 to 240 items, 6 to
-#: 24 metrics, 100 to 400 permutations and 100 to 200 resamples (0.5 to 12 s, load 9;
-#: within a factor 2, over by up to 3 for the smallest).
-SEC_WMT = 4.5e-7
+#: (permutations + resamples) x (metrics + 6)`` (SPA's system-pair permutation tests,
+#: computed once and reweighted by every resample, and the paired bootstrap test's
+#: resamples): fitted by ``benchmarks/fit_wmt_budget.py`` to the section on simulated
+#: campaigns of 2 to 4 pairs, 8 to 16 systems, 60 to 240 items, 6 to 24 metrics, 100 to
+#: 400 permutations and 100 to 200 resamples (0.5 to 12 s, load 9; observed / fitted
+#: 0.54-1.27).
+SEC_WMT = 2.2e-8
 #: Seconds per (resample x output x (traits + metrics)^2) of the metric-validity section's
 #: classical route (``metric_variance``'s bootstrap: one weighted covariance matrix of the
 #: factor scores and metrics per resample): 5.7 to 13 s for 200 resamples of 48 metrics x
@@ -165,7 +166,7 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
             continue
         if has_scores and t and key == "wmt" and m >= 2 and p:
             sec += (SEC_WMT * int(data.sizes.get("lp", 1)) * n_sys ** 2 * n_items * (p + r)
-                    + m * SEC_ROW)
+                    * (m + 6) + m * SEC_ROW)
         elif has_scores and t:
             if key == "correlations":  # correlations (4 groupings), compare_metrics (one)
                 sec += t * (2 * r * m * boot * 1.25 + 3 * matrix * SEC_MATRIX

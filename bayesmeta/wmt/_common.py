@@ -48,7 +48,11 @@ import xarray as xr
 
 from bayesmeta.correlation.comparison import _rank_probabilities
 from bayesmeta.correlation.measures import measure_draws, parse_measures, split_measure
-from bayesmeta.correlation.resampling import percentile_interval, resampling_weights
+from bayesmeta.correlation.resampling import (
+    effective_dirichlet,
+    percentile_interval,
+    resampling_weights,
+)
 from bayesmeta.data import select
 from bayesmeta.data.schema import validate
 from bayesmeta.options import ResamplingOptions
@@ -112,27 +116,27 @@ def wmt_resampling(resampling: ResamplingOptions | Mapping[str, Any] | None, uni
                                                          **defaults})
 
 
-def dirichlet_words(dirichlet: str) -> str:
-    """The Bayesian bootstrap's Dirichlet in words (see
-    :func:`~bayesmeta.correlation.resampling.dirichlet_concentration`)."""
+def dirichlet_words(dirichlet: str, unit: str = "systems") -> str:
+    """The Bayesian bootstrap's Dirichlet over ``unit`` in words, up to the unit's name (see
+    :func:`~bayesmeta.correlation.resampling.dirichlet_concentration` and
+    :func:`~bayesmeta.correlation.resampling.effective_dirichlet`)."""
     return {"flat": "flat Dirichlet over",
-            "unbiased": "Dirichlet((k - 2) / k) over k"}[dirichlet]
+            "unbiased": "Dirichlet((k - 2) / k; flat below 3) over k"}[
+                effective_dirichlet(unit, dirichlet)]
 
 
 def interval_kinds(unit: str, dirichlet: str = "flat") -> dict[str, str]:
     """The result's ``classical_ci_kind`` and ``posterior`` keywords, saying what is
     resampled."""
     words = UNIT_WORDS[unit]
-    dirichlet = dirichlet if unit != "both" else "flat"
     return {"classical_ci_kind": f"percentile bootstrap over {words}",
-            "posterior": f"Bayesian bootstrap ({dirichlet_words(dirichlet)} {words})"}
+            "posterior": f"Bayesian bootstrap ({dirichlet_words(dirichlet, unit)} {words})"}
 
 
 def posterior_text(unit: str, n: int, dirichlet: str = "flat") -> str:
     """``info["posterior"]``: the Dirichlet's unit(s) and the number of draws."""
     rest = {"systems": "; items weigh one", "items": "; systems weigh one", "both": ""}[unit]
-    dirichlet = dirichlet if unit != "both" else "flat"
-    return (f"Bayesian bootstrap ({dirichlet_words(dirichlet)} {UNIT_WORDS[unit]}{rest}), "
+    return (f"Bayesian bootstrap ({dirichlet_words(dirichlet, unit)} {UNIT_WORDS[unit]}{rest}), "
             f"{n} draws")
 
 
@@ -243,8 +247,9 @@ def inputs(data: xr.Dataset, trait: str | None, raters: Any, human: Any, metrics
 def draws(stat: Statistic, x: np.ndarray, z: np.ndarray, kind: str, n: int, seed: int,
           unit: str = "both", chunk: int = 50, *, dirichlet: str = "flat") -> np.ndarray:
     """``(n, M)`` draws of ``stat`` under bootstrap (``kind="bootstrap"``: multinomial
-    counts of ``unit``) or Bayesian-bootstrap (``"bayesian"``: a flat Dirichlet over
-    ``unit``, the other unit weighing one) weights from the resampling engine."""
+    counts of ``unit``) or Bayesian-bootstrap (``"bayesian"``: a Dirichlet over ``unit``,
+    ``dirichlet`` as :func:`~bayesmeta.correlation.resampling.resampling_weights` takes it,
+    the other unit weighing one) weights from the resampling engine."""
     rng = np.random.default_rng(seed)
     a, b = resampling_weights(rng, kind, n, z.shape, unit, bayesian_unit=unit,
                               dirichlet=dirichlet)

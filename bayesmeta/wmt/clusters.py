@@ -245,7 +245,11 @@ def significance_clusters(
         bootstrap resamples and the Bayesian bootstrap weighs; default ``"systems"`` for
         SPA, PDP, KendallLike and the system-level and within-item measures, which compare
         systems on the same items, ``"both"`` for ``global_*`` and ``within_system_*``;
-        see Notes). The paired bootstrap test always resamples systems.
+        see Notes), ``dirichlet`` (the Bayesian bootstrap's: default ``"unbiased"``,
+        Dirichlet((k - 2) / k) over k systems or items; flat over both; see
+        :mod:`bayesmeta.wmt._common`). The paired bootstrap test always resamples systems.
+        ``scheme`` and ``pvalue`` are used only by the permutation test
+        (``pair_test="permutation"``).
     random_seed : int, optional
         Seed of the permutation tests (for SPA also of its inner permutations, default
         MTME's 4 when None); the bootstrap uses ``+ 1``, the Bayesian bootstrap ``+ 2``,
@@ -367,7 +371,7 @@ def significance_clusters(
     point = res.summary()["classical"].to_numpy()
     order = kernels.sort_order(point, labels)
     M = len(labels)
-    eps = None
+    eps, level = None, None
     if acc:
         level = split_measure(parse_measures(statistic)[0])[0]
         xx, zz, grouping = (x.mean(-1, keepdims=True), z.mean(-1, keepdims=True), "global"
@@ -399,7 +403,8 @@ def significance_clusters(
     info = dict(res.info)
     swapped = ("each pair's comparisons, ties calibrated per metric"
                if opts.scheme == "pairs" else
-               "each item's comparisons together, ties calibrated per metric"
+               f"each {'item' if level == 'within_item' else 'system'}'s comparisons "
+               f"together, ties calibrated per metric"
                if opts.scheme == "pairs-items" else f"scores ({opts.scheme}), z-scored"
                + (", ties re-calibrated per permutation" if acc else ""))
     p_rule = "b/n" if opts.pvalue == "raw" else "(b+1)/(n+1)"

@@ -13,9 +13,14 @@ Significance of :math:`\bar s_A - \bar s_B`: the tasks' permutation draws of the
 share of summed draws reaching the observed difference (MTME ``AverageCorrMatrix``);
 clusters by :func:`~bayesmeta.wmt.kernels.assign_ranks`. Beside it, the posterior: the
 weighted sum of the tasks' Bayesian-bootstrap draws (language pairs independent; the two
-tasks of a language pair share their Dirichlet weights, a flat Dirichlet over the systems by
-default: both tasks compare systems on the same items, see :mod:`bayesmeta.wmt._common`),
-with P(A beats B) and each metric's rank distribution.
+tasks of a language pair share their Dirichlet weights, Dirichlet((S - 2) / S) over the
+systems by default: both tasks compare systems on the same items, see
+:mod:`bayesmeta.wmt._common`), with P(A beats B) and each metric's rank distribution.
+
+The default test of the overall score is not the protocol's: the permutation test above
+(``pair_test="permutation"``) swaps the segment-level task's comparisons one by one and
+rejects far more than 5% of true nulls; the default is the paired bootstrap over systems
+(``pair_test="bootstrap"``, :func:`bayesmeta.wmt.clusters.bootstrap_pvalues`).
 """
 
 from __future__ import annotations
@@ -194,7 +199,7 @@ def wmt_ranking(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
     # both tasks (SPA, acc_eq within items) compare systems on the same items
     opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=200, scheme="pairs")
-    if opts.scheme not in ("pairs", "pairs-items", "both"):
+    if opts.scheme not in ("both", *PAIR_SCHEMES):
         raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25), 'pairs-items' or "
                          f"'both', got {opts.scheme!r}.")
     ci_prob = check_ci_prob(ci_prob)
@@ -278,7 +283,8 @@ def wmt_ranking(
             "test": (f"paired bootstrap-t over systems, the tasks' draws summed, "
                      f"{opts.n_resamples} resamples" if pair_test == "bootstrap" else
                      f"tasks' permutation draws summed, {opts.n_permutations} per pair "
-                     f"(tests exchangeability)") + f", significant at p <= {alpha:g}"}
+                     f"(segment level: scheme {opts.scheme!r}; tests exchangeability)")
+            + f", significant at p <= {alpha:g}"}
     if opts.n_resamples:
         bda = xr.DataArray(boot, dims=("resample", "metric"), coords={"metric": labels})
         pda = xr.DataArray(post, dims=("resample", "metric"), coords={"metric": labels})
@@ -298,7 +304,7 @@ def wmt_ranking(
                                       f"(the tasks' draws summed), {opts.n_resamples} "
                                       f"resamples")
         info["posterior"] = (f"weighted sum of the tasks' Bayesian-bootstrap draws "
-                             f"({dirichlet_words(opts.dirichlet)} {words}), "
+                             f"({dirichlet_words(opts.dirichlet, opts.unit)} {words}), "
                              f"{opts.n_resamples} draws")
         kinds = interval_kinds(opts.unit, opts.dirichlet)
     return RankingResult(

@@ -280,6 +280,8 @@ def wmt_statistics(
         ``n_resamples`` (default 1000 bootstrap resamples and as many posterior draws per
         language pair), ``unit`` (what the bootstrap resamples and the Bayesian bootstrap
         weighs, for every estimand; by default each estimand's own, as above),
+        ``dirichlet`` (the Bayesian bootstrap's: default ``"unbiased"``, Dirichlet((k - 2)
+        / k) over k systems or items; flat over both; see :mod:`bayesmeta.wmt._common`),
         ``n_permutations`` (SPA's paired
         permutations per system pair, default 1000; 0 leaves SPA out), ``n_jobs`` (threads
         within one language pair's task; default the usable cores without a scheduler, 1
@@ -404,9 +406,8 @@ def _result(got, pairs, labels, estimands, units, seeds, opts, ci_prob, seed, sc
         words = units_text(estimands, units)
         info["classical interval"] = (f"{ci_prob:.0%} percentile bootstrap over {words}, "
                                       f"{R} resamples per language pair")
-        single = {u for u in units if u != "both"}
-        dw = (dirichlet_words("flat") if opts.dirichlet == "flat" or not single else
-              dirichlet_words(opts.dirichlet) if len(set(units)) == 1 else
+        kinds_of = {dirichlet_words(opts.dirichlet, u) for u in units}
+        dw = (kinds_of.pop() if len(kinds_of) == 1 else
               "Dirichlet((k - 2) / k) over k systems or items alone, flat over both; over")
         info["posterior"] = f"Bayesian bootstrap ({dw} {words}), {R} draws per language pair"
         kinds = {"classical_ci_kind": f"percentile bootstrap over {words}",

@@ -80,9 +80,10 @@ def soft_pairwise_accuracy(
         ``n_permutations`` (permutations of each system pair's test, default 1000),
         ``n_resamples`` (bootstrap resamples and Bayesian-bootstrap draws, default 200;
         0 for the classical value only), ``unit`` (what the bootstrap resamples and the
-        Bayesian bootstrap weighs with a flat Dirichlet; default ``"systems"``: SPA compares
-        systems on the same items, so items resampled as well would count the output-level
-        noise more than once, see :mod:`bayesmeta.wmt._common`).
+        Bayesian bootstrap weighs; default ``"systems"``: SPA compares systems on the same
+        items, so items resampled as well would count the output-level noise more than
+        once, see :mod:`bayesmeta.wmt._common`), ``dirichlet`` (the Bayesian bootstrap's,
+        default ``"unbiased"``: Dirichlet((S - 2) / S) over the systems).
     ci_prob : float
     random_seed : int, optional
         Seed of the permutations; the default 4 is MTME's, so the classical SPA equals
@@ -172,7 +173,8 @@ def pairwise_difference_pearson(
         Bayesian bootstrap weighs): default ``"systems"`` with ``grouping="item"`` (pairs
         of systems on the same segment: an item's level cancels), ``"both"`` with
         ``"system"`` or ``"global"`` (the items' levels are part of the pairs compared);
-        see :mod:`bayesmeta.wmt._common`.
+        see :mod:`bayesmeta.wmt._common`; ``dirichlet`` (the Bayesian bootstrap's: default
+        ``"unbiased"``, Dirichlet((k - 2) / k) over k systems or items; flat over both).
     random_seed : int, optional
         Seed of the bootstrap (``+ 1``) and Bayesian bootstrap (``+ 2``).
 
@@ -344,7 +346,9 @@ def williams_test(
         Bayesian bootstrap weighs): default ``"systems"`` at the system level (the system
         means' correlation: an item effect shifts every system alike), ``"both"`` at the
         global level (a correlation over all outputs, to which the items' levels
-        contribute); see :mod:`bayesmeta.wmt._common`.
+        contribute); see :mod:`bayesmeta.wmt._common`; ``dirichlet`` (the Bayesian
+        bootstrap's: default ``"unbiased"``, Dirichlet((k - 2) / k) over k systems or items;
+        flat over both).
     random_seed : int, optional
         Seed of the Bayesian bootstrap; the bootstrap uses ``random_seed + 1``.
 
