@@ -16,12 +16,23 @@ items) the 94% intervals of their *difference* covered 99.5-100% when systems an
 were resampled together, by the percentile bootstrap and by a Dirichlet over both
 (``benchmarks/wmt_null_calibration.py paired``). So for these statistics the default
 ``unit`` is ``"systems"``: the percentile bootstrap resamples systems, and the Bayesian
-bootstrap puts a flat Dirichlet on the systems, every item weighing one. Through
-:func:`bayesmeta.significance_clusters` with these defaults (label ``defaults-systems``)
-the bootstrap intervals of the difference covered 0.895-0.98 in every cell; the flat
-Dirichlet over the systems is narrower, its 94% HDIs covered 0.875-0.955 at 20-30
-systems and 0.815-0.945 at 8 (:data:`SYSTEMS_POSTERIOR_NOTE`, printed under such results;
-the numbers in the Notes of :func:`bayesmeta.significance_clusters`). Statistics in which
+bootstrap puts a Dirichlet on the systems, every item weighing one.
+
+**Which Dirichlet** (``dirichlet``, default :data:`WMT_DIRICHLET` ``"unbiased"``). Rubin's
+flat Dirichlet over S systems gives a weighted mean the posterior variance
+:math:`s^2 (S - 1) / (S (S + 1))`, 22% below its unbiased sampling variance :math:`s^2/S`
+at S = 8; through :func:`bayesmeta.significance_clusters` (label ``defaults-systems``) its
+94% HDIs of the difference covered 0.875-0.955 at 20-30 systems but 0.815-0.945 at 8
+(the bootstrap intervals 0.895-0.98). The WMT functions therefore draw
+Dirichlet((S - 2) / S) weights, whose variance of a weighted mean is exactly
+:math:`s^2/S` (:func:`~bayesmeta.correlation.resampling.dirichlet_concentration`; the same
+:math:`S - 1` as the sample variance's); the calibration of the default
+(label ``defaults-unbiased``) is :data:`SYSTEMS_POSTERIOR_NOTE`, printed under such
+results, with the numbers in the Notes of :func:`bayesmeta.significance_clusters`. Over
+systems and items together the weights stay flat (the two-way weights over-state the
+variance already). ``resampling={"dirichlet": "flat"}`` restores Rubin's weights.
+
+Statistics in which
 the items' levels matter (a correlation over all outputs, ``global_*``; a correlation
 across items within each system, ``within_system_*``; PDP and KendallLike with
 ``grouping="system"`` or ``"global"``) keep ``"both"``: there an item effect shared by the
@@ -29,7 +40,7 @@ metric and the human score is part of what is measured, and resampling systems a
 would leave the items' variance out. An explicit ``resampling={"unit": ...}`` is honoured
 by both the bootstrap and the Bayesian bootstrap (a Dirichlet over the unit(s) named); a
 :class:`~bayesmeta.options.ResamplingOptions` object is taken as given, its ``unit``
-(default ``"both"``) included.
+(default ``"both"``) and ``dirichlet`` (default ``"flat"``) included.
 
 References
 ----------
@@ -110,8 +121,9 @@ def explicit_unit(resampling: ResamplingOptions | Mapping[str, Any] | None) -> s
 def wmt_resampling(resampling: ResamplingOptions | Mapping[str, Any] | None, unit: str,
                    **defaults: Any) -> ResamplingOptions:
     """``resampling=`` as options with the statistic's default ``unit`` (see
-    :func:`default_unit`) where the user names none; an options object is taken as given
-    (its ``unit`` field defaults to ``"both"``)."""
+    :func:`default_unit`) and :data:`WMT_DIRICHLET` where the user names none; an options
+    object is taken as given (its ``unit`` defaults to ``"both"``, its ``dirichlet`` to
+    ``"flat"``)."""
     return resampling_options(resampling, unit=unit, **{"dirichlet": WMT_DIRICHLET,
                                                          **defaults})
 

@@ -241,8 +241,8 @@ def significance_clusters(
         ``"both-rowcol"``; acc_eq also ``"pairs"`` and ``"pairs-items"``) and ``pvalue``
         (default ``"raw"``:
         :math:`b/n` as MTME) of the permutation test, ``n_resamples`` (bootstrap,
-        posterior and paired-test draws, default 200), ``unit`` (what the intervals'
-        bootstrap resamples and the Bayesian bootstrap weighs; default ``"systems"`` for
+        posterior and paired-test draws, default 1000: an HDI of fewer draws is too
+        narrow), ``unit`` (what the intervals' bootstrap resamples and the Bayesian bootstrap weighs; default ``"systems"`` for
         SPA, PDP, KendallLike and the system-level and within-item measures, which compare
         systems on the same items, ``"both"`` for ``global_*`` and ``within_system_*``;
         see Notes), ``dirichlet`` (the Bayesian bootstrap's: default ``"unbiased"``,
@@ -334,7 +334,7 @@ def significance_clusters(
     >>> res.matrix().shape
     (3, 3)
     """
-    opts = wmt_resampling(resampling, default_unit(statistic), n_resamples=200,
+    opts = wmt_resampling(resampling, default_unit(statistic), n_resamples=1000,
                           pvalue="raw")
     ci_prob = check_ci_prob(ci_prob)
     if not 0 < alpha < 1:

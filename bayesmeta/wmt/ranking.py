@@ -151,7 +151,7 @@ def wmt_ranking(
         needs ``n_resamples`` >= 1.
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (per task and pair, default 1000; also SPA's inner tests),
-        ``n_resamples`` (bootstrap and posterior draws per task, default 200), ``unit``
+        ``n_resamples`` (bootstrap and posterior draws per task, default 1000), ``unit``
         (what the intervals and the posterior resample, default ``"systems"``: both tasks
         compare systems on the same items, see :mod:`bayesmeta.wmt._common`), ``scheme``
         of the segment-level test: ``"pairs"`` (default, WMT24/25's swapping of
@@ -198,7 +198,7 @@ def wmt_ranking(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
     # both tasks (SPA, acc_eq within items) compare systems on the same items
-    opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=200, scheme="pairs")
+    opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=1000, scheme="pairs")
     if opts.scheme not in ("both", *PAIR_SCHEMES):
         raise ValueError(f"resampling: scheme must be 'pairs' (WMT24/25), 'pairs-items' or "
                          f"'both', got {opts.scheme!r}.")

@@ -78,7 +78,7 @@ def soft_pairwise_accuracy(
         output must be scored.
     resampling : ResamplingOptions or dict, optional
         ``n_permutations`` (permutations of each system pair's test, default 1000),
-        ``n_resamples`` (bootstrap resamples and Bayesian-bootstrap draws, default 200;
+        ``n_resamples`` (bootstrap resamples and Bayesian-bootstrap draws, default 1000;
         0 for the classical value only), ``unit`` (what the bootstrap resamples and the
         Bayesian bootstrap weighs; default ``"systems"``: SPA compares systems on the same
         items, so items resampled as well would count the output-level noise more than
@@ -121,7 +121,7 @@ def soft_pairwise_accuracy(
     >>> bool(((res.summary()["classical"] > 0) & (res.summary()["classical"] <= 1)).all())
     True
     """
-    opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=200)
+    opts = wmt_resampling(resampling, default_unit("spa"), n_resamples=1000)
     ci_prob = check_ci_prob(ci_prob)
     if opts.n_permutations < 1:
         raise ValueError("resampling: n_permutations must be at least 1 for SPA's tests.")
