@@ -239,16 +239,16 @@ def significance_clusters(
         ``n_permutations`` (per pair, default 1000), ``scheme`` (``"both"``: swap every
         output's scores; correlation measures also ``"systems"``, ``"items"``,
         ``"both-rowcol"``; acc_eq also ``"pairs"`` and ``"pairs-items"``) and ``pvalue``
-        (default ``"raw"``:
-        :math:`b/n` as MTME) of the permutation test, ``n_resamples`` (bootstrap,
-        posterior and paired-test draws, default 1000: an HDI of fewer draws is too
-        narrow), ``unit`` (what the intervals' bootstrap resamples and the Bayesian bootstrap weighs; default ``"systems"`` for
-        SPA, PDP, KendallLike and the system-level and within-item measures, which compare
-        systems on the same items, ``"both"`` for ``global_*`` and ``within_system_*``;
-        see Notes), ``dirichlet`` (the Bayesian bootstrap's: default ``"unbiased"``,
-        Dirichlet((k - 2) / k) over k systems or items; flat over both; see
-        :mod:`bayesmeta.wmt._common`). The paired bootstrap test always resamples systems.
-        ``scheme`` and ``pvalue`` are used only by the permutation test
+        (default ``"raw"``: :math:`b/n` as MTME) of the permutation test,
+        ``n_resamples`` (bootstrap, posterior and paired-test draws, default 1000: an HDI
+        of fewer draws is too narrow), ``unit`` (what the intervals' bootstrap resamples
+        and the Bayesian bootstrap weighs; default ``"systems"`` for SPA, PDP, KendallLike
+        and the system-level and within-item measures, which compare systems on the same
+        items, ``"both"`` for ``global_*`` and ``within_system_*``; see Notes),
+        ``dirichlet`` (the Bayesian bootstrap's: default ``"unbiased"``, Dirichlet((k - 2)
+        / k) over k systems or items; flat over both; see :mod:`bayesmeta.wmt._common`).
+        The paired bootstrap test always resamples systems. ``scheme`` and ``pvalue`` are
+        used only by the permutation test
         (``pair_test="permutation"``).
     random_seed : int, optional
         Seed of the permutation tests (for SPA also of its inner permutations, default
