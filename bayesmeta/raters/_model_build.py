@@ -145,6 +145,11 @@ def rater_design(
 #: ``scales``: ``"hierarchical"`` estimates the spread over the raters of severities,
 #: log-gaps and log-discriminations; ``"fixed"`` gives them fixed weakly informative SDs.
 #: ``quality``: the output-level latent quality ``"centred"`` or ``"noncentred"``.
+#: ``thresholds``: where a rater's severity shift sits, ``"mean"`` (the mean of its
+#: thresholds, the default) or ``"middle"`` (the mean of its middle threshold(s)): with
+#: ``"middle"`` an end gap moves only its own end threshold, so a category a rater never
+#: uses (an LLM judge that never gives 5) leaves the shift and the other thresholds
+#: alone, instead of coupling them through exp(log-gap) (a curved ridge).
 PARAMETERIZATIONS: dict[str, dict[str, str]] = {
     "quality_units": {"units": "quality", "scales": "fixed", "quality": "centred"},
     "quality_units_noncentred": {"units": "quality", "scales": "fixed",
@@ -157,6 +162,8 @@ PARAMETERIZATIONS: dict[str, dict[str, str]] = {
                                      "quality": "noncentred"},
     "rater_units_fixed_noncentred_items": {"units": "rater", "scales": "fixed",
                                            "quality": "noncentred", "items": "noncentred"},
+    "rater_units_fixed_middle": {"units": "rater", "scales": "fixed", "quality": "centred",
+                                 "thresholds": "middle"},
 }
 
 #: The parameterization :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
@@ -185,7 +192,8 @@ def parameterization_spec(parameterization: str | dict[str, str]) -> dict[str, s
                          f"{', '.join(map(repr, PARAMETERIZATIONS))}, got "
                          f"{parameterization!r}.")
     allowed = {"units": ("quality", "rater"), "scales": ("fixed", "hierarchical"),
-               "quality": ("centred", "noncentred"), "items": ("centred", "noncentred")}
+               "quality": ("centred", "noncentred"), "items": ("centred", "noncentred"),
+               "thresholds": ("mean", "middle")}
     for k, v in spec.items():
         if k not in allowed or v not in allowed[k]:
             raise ValueError(f"unknown parameterization setting {k}={v!r}.")
@@ -315,7 +323,12 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
                             dims=("trait", "rater", "gap"))
         steps = pt.concatenate([pt.zeros((T, R, 1)), pt.cumsum(pt.exp(log_gap), axis=-1)],
                                axis=-1)
-        steps = steps - steps.mean(axis=-1, keepdims=True)
+        if spec.get("thresholds", "mean") == "middle":
+            n_cut = K - 1
+            mid = [n_cut // 2] if n_cut % 2 else [n_cut // 2 - 1, n_cut // 2]
+            steps = steps - steps[..., mid].mean(axis=-1, keepdims=True)
+        else:
+            steps = steps - steps.mean(axis=-1, keepdims=True)
         tau = pm.Deterministic("tau", shift[:, :, None] + steps, dims=("trait", "rater", "cut"))
 
         # slopes
