@@ -75,13 +75,36 @@ def test_model_builds_with_named_dims_and_finite_logp(small):
     assert "log_discrimination" not in rm.build_rater_model(d, discrimination=False).named_vars
 
 
+@pytest.mark.parametrize("where, moved", [("middle", [False, False, False, True]),
+                                          ("mean", [True, True, True, True])])
+def test_middle_thresholds_keep_an_end_gap_to_its_own_threshold(small, where, moved):
+    """thresholds='middle' (the default): tau = shift + steps - mean(middle steps), so the
+    last log-gap (to the top category) moves only the top threshold; centred on the mean
+    threshold, it moves all four (the coupling that made the judges fit diverge where a
+    judge never gives 5). Closed form of the model's tau at two points."""
+    d = rm.rater_design(small, traits=["COH"])
+    spec = {"units": "rater", "scales": "fixed", "quality": "centred", "thresholds": where}
+    m = rm.build_rater_model(d, parameterization=spec)
+    tau_of = m.compile_fn(m.replace_rvs_by_values([m["tau"]])[0], inputs=m.value_vars,
+                          on_unused_input="ignore")
+    p0 = m.initial_point()
+    p1 = dict(p0)
+    p1["log_gap"] = p0["log_gap"].copy()
+    p1["log_gap"][..., -1] += 0.7
+    t0, t1 = tau_of(p0)[0, 0], tau_of(p1)[0, 0]
+    assert list(~np.isclose(t0, t1, rtol=0, atol=1e-12)) == moved
+    g = np.exp(p1["log_gap"][0, 0]) - np.exp(p0["log_gap"][0, 0])
+    expect = g[-1] if where == "middle" else g[-1] * 0.75
+    np.testing.assert_allclose(t1[-1] - t0[-1], expect, rtol=1e-9)
+
+
 def test_default_parameterisation_has_fixed_rater_scales(small):
     """The default build (issue 19): centred quality and fixed prior SDs over the raters (no
     hierarchical SD over three raters, whose funnels diverged); release 0.10's build and
     every measured alternative build, have a finite log-probability and the variables
     the derived quantities read, so the reported estimands mean the same."""
     d = rm.rater_design(small, traits=["COH"])
-    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed"
+    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed_middle"
     free = {v.name for v in rm.build_rater_model(d).free_RVs}
     assert {"quality", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
     assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality_z"}

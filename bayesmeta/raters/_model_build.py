@@ -167,7 +167,7 @@ PARAMETERIZATIONS: dict[str, dict[str, str]] = {
 }
 
 #: The parameterization :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERIZATION = "rater_units_fixed"
+DEFAULT_PARAMETERIZATION = "rater_units_fixed_middle"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -221,8 +221,9 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
     parameterization : str or dict
         A name in :data:`PARAMETERIZATIONS` (default :data:`DEFAULT_PARAMETERIZATION`,
-        ``"rater_units_fixed"``: centred output quality, fixed prior SDs over the raters;
-        chosen on measured convergence, see ``models/rater.md``). Every
+        ``"rater_units_fixed_middle"``: centred output quality, fixed prior SDs over the
+        raters, each rater's severity shift at its middle threshold(s); chosen on measured
+        convergence, see ``models/rater.md``). Every
         parameterization has the deterministic (or free) variables ``mu``, ``sd_system``,
         ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
         ``discrimination`` from which

@@ -325,11 +325,16 @@ def rater_bias(
     parameterization : str
         How the model is written, a name in
         :data:`bayesmeta.raters._model_build.PARAMETERIZATIONS`. Default
-        ``"rater_units_fixed"``: the severities, log-gaps and log-discriminations have
-        fixed weakly informative SDs over the raters (1, 0.5, 0.5) instead of SDs
+        ``"rater_units_fixed_middle"``: the severities, log-gaps and log-discriminations
+        have fixed weakly informative SDs over the raters (1, 0.5, 0.5) instead of SDs
         estimated from a handful of raters, whose funnels made release 0.10's build
-        diverge; ``"rater_units"`` is release 0.10's build and priors (kept to reproduce
-        earlier results); the other variants were measured and mix worse on SummEval.
+        diverge, and each rater's severity shift sits at its middle threshold(s), so that
+        the gap to a category the rater never uses (an LLM judge that never gives 5) moves
+        only that end threshold; ``"rater_units_fixed"`` centres the shift on the mean
+        threshold (the default before; its fits of SummEval with six LLM judges had rare
+        divergences there); ``"rater_units"`` is release 0.10's build and priors (kept to
+        reproduce earlier results); the other variants were measured and mix worse on
+        SummEval.
         The reported quantities mean the same in all of them; the priors differ as
         ``models/rater.md`` ("Convergence with the defaults") states, with the
         measurements.

@@ -293,20 +293,24 @@ def significance_clusters(
     that compares systems on the same items, so the systems carry its sampling variance.
 
     **The intervals, the posterior and P(A beats B)** therefore resample the systems by
-    default (``unit="systems"``: percentile bootstrap over systems, flat Dirichlet over
-    systems with every item weighing one; ``global_*`` and ``within_system_*`` keep
-    ``"both"``, see :mod:`bayesmeta.wmt._common`). Null study of this function with its
-    defaults (``benchmarks/wmt_null_calibration.py defaults``, label ``defaults-systems``;
-    the cells and campaigns above, 200 per cell, 200 resamples, SPA's inner tests with 100
-    permutations; Monte Carlo sd <= 2.9%): the 94% percentile intervals of the difference
-    (``extra["bootstrap"]``) covered 0.895-0.98 in every cell; the 94% HDIs of the
-    posterior difference (``extra["posterior"]``) covered 0.875-0.955 at 20 and 30 systems
-    (below 0.88 only system Pearson, 0.875, at 20 systems with a per-system error) but
-    0.815-0.945 at 8 (system Pearson 0.815-0.82, PDP 0.84-0.85, SPA 0.855-0.88): a flat
-    Dirichlet over few systems is too narrow. P(A beats B) (``extra["p_beats"]``) fell
-    outside [0.025, 0.975] in 1.5-12.5% of null campaigns at 20-30 systems and 4-22.5% at
-    8, most for system Pearson: it is the posterior probability of the order, not a 5%
-    test; for significance read the paired bootstrap test (0-6.5% here).
+    default (``unit="systems"``: percentile bootstrap over systems, Dirichlet((S - 2) / S)
+    weights over systems with every item weighing one; ``global_*`` and
+    ``within_system_*`` keep ``"both"``, see :mod:`bayesmeta.wmt._common`). Null study of
+    this function with its defaults (``benchmarks/wmt_null_calibration.py defaults``, label
+    ``defaults-unbiased``; the cells and campaigns above, 200 per cell at 8 and 20
+    systems and 100 at 30, 1,000 resamples, SPA's inner tests with 100 permutations; Monte
+    Carlo sd <= 2.3%, 3.2% at 30): the 94% percentile intervals of the difference
+    (``extra["bootstrap"]``) covered 0.900-0.980; the 94% HDIs of the posterior difference
+    (``extra["posterior"]``) covered 0.895-0.980 at 8 systems and 0.915-0.975 at 20
+    {THIRTY}. Two changes made the HDIs calibrated. (1) The Dirichlet: the flat one gives a
+    weighted mean the posterior variance :math:`s^2 (S-1)/(S(S+1))` instead of
+    :math:`s^2/S`; with it (label ``defaults-systems``, 200 resamples) the HDIs covered
+    0.815-0.945 at 8 systems. (2) 1,000 draws instead of 200: the empirical 94% HDI of
+    200 draws is too narrow; on the same 200 campaigns system Pearson's HDI covered 0.875
+    with 200 draws and 0.905 (8 systems) and 0.92 (20) with 1,000. P(A beats B)
+    (``extra["p_beats"]``) fell outside [0.025, 0.975] in 1-18% of null campaigns, most
+    for system Pearson: it is the posterior probability of the order, not a 5% test; for
+    significance read the paired bootstrap test (0-5.5% here).
 
     **The swap tests** (``pair_test="permutation"``) test exchangeability. Swapping single
     outputs is exact when each metric's errors are independent across outputs, but a
@@ -315,6 +319,12 @@ def significance_clusters(
     distribution is too narrow (:mod:`bayesmeta.wmt.ties`). In the null study above (60
     campaigns per cell, two-sided 5%) it rejected 17-48% of true nulls (200 campaigns: 14-36%)
     and SPA's score swap 13-25% with a per-system error (200 campaigns: 19-19.5%).
+    ``scheme="pairs-items"`` swaps all comparisons of an item together (one coin per item,
+    each metric keeping its threshold): with errors independent across outputs (the null
+    of exchangeability; label ``swap-tests-plus-one``, 200 campaigns per cell, 200
+    permutations, p = (b + 1)/(n + 1), two-sided 5%) it rejected 5.5% and 4.5% of true
+    nulls at 8 and 20 systems{SWAP30}, against 12% and 34% for MTME's comparison swap; the
+    score swaps rejected 2.5-7.5% and the system swap of system Pearson 5-6.5%.
 
     The one-sided p-value is taken in the direction observed (MTME's convention), so
     ``alpha = 0.05`` is a two-sided 10% test.
