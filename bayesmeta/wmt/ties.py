@@ -38,8 +38,8 @@ that item's comparison differences, so their positive correlation stays inside t
 It is the sign-flip test of the item sums :math:`D_g = \sum_p d_{gp}`
 (``tests/test_wmt.py`` checks it against the exact enumeration of the :math:`2^G` sign
 patterns). In the null campaigns above with 200 permutations and p = (b + 1)/(n + 1) it
-rejected 5.5% and 4.5% of true nulls at 8 and 20 systems (MTME's swap: 12% and 34%;
-``benchmarks/wmt_null_calibration.py swap``, label ``swap-tests-plus-one``).
+rejected 5.5%, 4.5% and 4.0% of true nulls at 8, 20 and 30 systems (MTME's swap: 12%, 34%
+and 38.5%; ``benchmarks/wmt_null_calibration.py swap``, label ``swap-tests-plus-one``).
 """
 
 from __future__ import annotations
