@@ -23,6 +23,11 @@ and ``pairs-items``)::
     nice python benchmarks/wmt_null_calibration.py swap [n_reps] [n_permutations] \
         [bias_sd] [n_systems ...]
 
+The number of draws behind an HDI (label ``hdi-draws``: system Pearson and PDP, 8 and 20
+systems, 200 against 1,000 draws on the same campaigns)::
+
+    nice python benchmarks/wmt_null_calibration.py draws [n_reps]
+
 The paired-bootstrap study (label ``paired-bootstrap``; issue 25's calibrated test)::
 
     nice python benchmarks/wmt_null_calibration.py paired [n_reps] [n_permutations] \
@@ -403,6 +408,40 @@ def table(labels: tuple[str, ...] = ("paired-bootstrap", "swap-tests")) -> None:
             f"{latest.get((stat, key, *c), '-'):19s}" for c in cols))
 
 
+def hdi_draws(n_reps: int = 200, bias_sd: float = 0.15, systems: tuple[int, ...] = (8, 20),
+              counts: tuple[int, ...] = (200, 1000)) -> None:
+    """Label ``hdi-draws``: the 94% HDI coverage of the posterior difference (system Pearson
+    and PDP, the default Dirichlet((S - 2) / S) over systems) on the same null campaigns
+    and weight streams as the defaults study, with 200 and with 1,000 draws: the empirical
+    HDI of few draws is too narrow."""
+    from bayesmeta.wmt._common import draws, inputs
+    from bayesmeta.wmt.clusters import _statistic
+
+    for n_systems in systems:
+        t0 = time.time()
+        hits = {(s, n): [] for s in ("system_pearson", "pdp") for n in counts}
+        for r in range(n_reps):
+            seed = 1000 * n_systems + r
+            ds = _equal_metrics(n_systems, 50, seed, bias_sd)
+            x, z, _, _ = inputs(ds, "quality", None, None, None, None, "first")
+            for s, n in hits:
+                stat = _statistic(s, 25.0, 100, 4, z.shape[1])
+                post = draws(stat, x, z, "bayesian", n, seed + 2, "systems",
+                             dirichlet="unbiased")
+                d = xr.DataArray(post[:, 0] - post[:, 1], dims=("resample",))
+                lo, hi = summarize(d, ci_prob=0.94)["interval"].values
+                hits[(s, n)].append(bool(lo <= 0 <= hi))
+        res = {f"{s}@{n}": [float(np.mean(v)), float(np.sqrt(np.mean(v) * (1 - np.mean(v))
+                                                             / len(v)))]
+               for (s, n), v in hits.items()}
+        _append({"benchmark": "wmt_null_calibration", "label": "hdi-draws",
+                 "n_systems": n_systems, "n_items": 50, "bias_sd": bias_sd, "n_reps": n_reps,
+                 "test": "94% HDI of the posterior difference contains 0, by number of draws",
+                 "rates": "[rate, binomial Monte Carlo sd]", "results": res,
+                 "seconds": round(time.time() - t0, 1), "loadavg": os.getloadavg(),
+                 "bayesmeta": bm.__version__})
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["table"]:
         table(*([tuple(sys.argv[2:])] if sys.argv[2:] else []))
@@ -416,6 +455,8 @@ if __name__ == "__main__":
         a = sys.argv[2:]
         defaults_main(*[int(v) for v in a[:3]], *[float(v) for v in a[3:4]],
                       *([tuple(int(v) for v in a[4:])] if a[4:] else []))
+    elif sys.argv[1:2] == ["draws"]:
+        hdi_draws(*[int(v) for v in sys.argv[2:3]])
     elif sys.argv[1:2] == ["swap"]:
         a = sys.argv[2:]
         paired_main(*[int(v) for v in a[:2]], 0, *[float(v) for v in a[2:3]],
