@@ -305,8 +305,8 @@ def significance_clusters(
     0.900-1.000 at 30 (KendallLike 100 of 100 campaigns without a per-system error, at the
     band's top; 0.96-0.98 in every other cell). Two changes made the HDIs calibrated.
     (1) The Dirichlet: the flat one gives a weighted mean the posterior variance
-    :math:`s^2 (S-1)/(S(S+1))` instead of :math:`s^2/S`; with it (label ``defaults-systems``, 200 resamples) the HDIs covered
-    0.815-0.945 at 8 systems. (2) 1,000 draws instead of 200: the empirical 94% HDI of
+    :math:`s^2 (S-1)/(S(S+1))` instead of :math:`s^2/S`; with it (label
+    ``defaults-systems``, 200 resamples) the HDIs covered 0.815-0.945 at 8 systems. (2) 1,000 draws instead of 200: the empirical 94% HDI of
     200 draws is too narrow; on the same 200 campaigns system Pearson's HDI covered 0.875
     with 200 draws and 0.905 (8 systems) and 0.92 (20) with 1,000. P(A beats B)
     (``extra["p_beats"]``) fell outside [0.025, 0.975] in 0-18% of null campaigns, most
