@@ -294,23 +294,23 @@ def significance_clusters(
 
     **The intervals, the posterior and P(A beats B)** therefore resample the systems by
     default (``unit="systems"``: percentile bootstrap over systems, Dirichlet((S - 2) / S)
-    weights over systems with every item weighing one; ``global_*`` and
-    ``within_system_*`` keep ``"both"``, see :mod:`bayesmeta.wmt._common`). Null study of
-    this function with its defaults (``benchmarks/wmt_null_calibration.py defaults``, label
-    ``defaults-unbiased``; the cells and campaigns above, 200 per cell at 8 and 20
-    systems and 100 at 30, 1,000 resamples, SPA's inner tests with 100 permutations; Monte
-    Carlo sd <= 2.3%, 3.2% at 30): the 94% percentile intervals of the difference
-    (``extra["bootstrap"]``) covered 0.900-1.000; the 94% HDIs of the posterior difference
-    (``extra["posterior"]``) covered 0.895-0.980 at 8 systems, 0.915-0.975 at 20 and
-    0.900-1.000 at 30 (KendallLike 100 of 100 campaigns without a per-system error, at the
-    band's top; 0.96-0.98 in every other cell). Two changes made the HDIs calibrated.
-    (1) The Dirichlet: the flat one gives a weighted mean the posterior variance
-    :math:`s^2 (S-1)/(S(S+1))` instead of :math:`s^2/S`; with it (label
-    ``defaults-systems``, 200 resamples) the HDIs covered 0.815-0.945 at 8 systems. (2) 1,000 draws instead of 200: the empirical 94% HDI of
-    200 draws is too narrow; on the same 200 campaigns system Pearson's HDI covered 0.875
-    with 200 draws and 0.905 (8 systems) and 0.92 (20) with 1,000. P(A beats B)
-    (``extra["p_beats"]``) fell outside [0.025, 0.975] in 0-18% of null campaigns, most
-    for system Pearson: it is the posterior probability of the order, not a 5% test; for
+    weights over systems with every item weighing one; ``global_*`` and ``within_system_*``
+    keep ``"both"``, see :mod:`bayesmeta.wmt._common`). Null study of this function with its
+    defaults (``benchmarks/wmt_null_calibration.py defaults``, label ``defaults-unbiased``;
+    the cells and campaigns above, 200 per cell at 8 and 20 systems and 100 at 30, 1,000
+    resamples, SPA's inner tests with 100 permutations; Monte Carlo sd <= 2.3%, 3.2% at 30):
+    the 94% percentile intervals of the difference (``extra["bootstrap"]``) covered
+    0.900-1.000; the 94% HDIs of the posterior difference (``extra["posterior"]``) covered
+    0.895-0.980 at 8 systems, 0.915-0.975 at 20 and 0.900-1.000 at 30 (KendallLike 100 of
+    100 campaigns without a per-system error, at the band's top; 0.96-0.98 in every other
+    cell). Two changes made the HDIs calibrated. (1) The Dirichlet: the flat one gives a
+    weighted mean the posterior variance :math:`s^2 (S-1)/(S(S+1))` instead of
+    :math:`s^2/S`; with it (label ``defaults-systems``, 200 resamples) the HDIs covered
+    0.815-0.945 at 8 systems. (2) 1,000 draws instead of 200: the empirical 94% HDI of 200
+    draws is too narrow; on the same 200 campaigns system Pearson's HDI covered 0.875 with
+    200 draws and 0.905 (8 systems) and 0.92 (20) with 1,000. P(A beats B)
+    (``extra["p_beats"]``) fell outside [0.025, 0.975] in 0-18% of null campaigns, most for
+    system Pearson: it is the posterior probability of the order, not a 5% test; for
     significance read the paired bootstrap test (0-7% here).
 
     **The swap tests** (``pair_test="permutation"``) test exchangeability. Swapping single
