@@ -29,16 +29,12 @@ import bayesmeta as bm
 from bayesmeta.validity.joint_model import joint_metric_variance
 
 OUT = Path(__file__).parent / "results" / "joint_parameterisation.jsonl"
-M4 = """
-coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH
-con =~ Expert.1.CON + Expert.2.CON + Expert.3.CON
-flu =~ Expert.1.FLU + Expert.2.FLU + Expert.3.FLU
-rel =~ Expert.1.REL + Expert.2.REL + Expert.3.REL
-"""
 
 
 def _data(what: str, seed: int, n_metrics: int | None):
     if what == "summeval":
+        from summeval_joint_validity import M4
+
         ds = bm.datasets.summeval(bm.datasets.find_summeval(download=False))
         metrics = [str(m) for m in ds["metric"].values]
         return ds, M4, metrics[:n_metrics] if n_metrics else metrics

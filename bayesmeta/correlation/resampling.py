@@ -60,6 +60,7 @@ from bayesmeta.correlation.measures import (
     parse_measures,
     split_measure,
 )
+from bayesmeta.options import DIRICHLETS
 from bayesmeta.summaries import CI_PROB
 
 SCHEMES = ("systems", "items", "both", "both-rowcol")
@@ -412,8 +413,9 @@ def dirichlet_concentration(k: int, dirichlet: str = "flat") -> float:
     >>> dirichlet_concentration(8, "unbiased"), dirichlet_concentration(8)
     (0.75, 1.0)
     """
-    if dirichlet not in ("flat", "unbiased"):
-        raise ValueError(f"dirichlet must be 'flat' or 'unbiased', got {dirichlet!r}.")
+    if dirichlet not in DIRICHLETS:
+        raise ValueError(f"dirichlet must be one of {', '.join(map(repr, DIRICHLETS))}, got "
+                         f"{dirichlet!r}.")
     return (k - 2) / k if dirichlet == "unbiased" and k >= 3 else 1.0
 
 

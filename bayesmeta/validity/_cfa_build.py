@@ -14,7 +14,10 @@ import numpy as np
 from bayesmeta._ordinal import log_interval_prob, padded_cutpoints
 
 #: Parameterisations of the factor scores (see :func:`build_model`).
-FACTOR_PARAMS = ("polar", "zerosum", "noncentred", "centred")
+FACTOR_PARAMS = ("polar", "zerosum", "noncentred")
+#: What :func:`build_model` also takes: ``"centred"`` scores, for the joint metric-validity
+#: model (many indicators per output), not among ``bm.cfa``'s parameterizations.
+BUILD_FACTOR_PARAMS = (*FACTOR_PARAMS, "centred")
 #: Likelihood implementations (see :func:`build_model`).
 LIKELIHOODS = ("split", "splitfast", "interval")
 
@@ -257,8 +260,9 @@ def build_model(
     import pymc as pm
     import pytensor.tensor as pt
 
-    if factor_param not in FACTOR_PARAMS:
-        raise ValueError(f"factor_param must be one of {FACTOR_PARAMS}, got {factor_param!r}.")
+    if factor_param not in BUILD_FACTOR_PARAMS:
+        raise ValueError(f"factor_param must be one of {BUILD_FACTOR_PARAMS}, got "
+                         f"{factor_param!r}.")
     if likelihood not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}.")
     N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
