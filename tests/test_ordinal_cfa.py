@@ -79,7 +79,7 @@ def test_model_builds_with_named_dims_and_finite_logp():
     assert isinstance(model, pm.Model)
 
 
-@pytest.mark.parametrize("param", cb.FACTOR_PARAMS)
+@pytest.mark.parametrize("param", cb.BUILD_FACTOR_PARAMS)
 def test_likelihood_matches_numpy_reference(param):
     """The split likelihood (one log Phi in the outer categories) equals
     sum log(Phi(u) - Phi(l)) computed by SciPy."""
