@@ -44,11 +44,20 @@ def _bounds(cuts, lo_slot, hi_slot):
     return cuts[rows, lo_slot], cuts[rows, hi_slot]
 
 
+def _forward(L, cuts, lo_s, hi_s, u, mu=None):
+    """The forward kernel, unshifted unless ``mu`` is given."""
+    from bayesmeta.validity._ghk import _kernels
+
+    if mu is None:
+        return _kernels()[0](L, cuts, lo_s, hi_s, u, np.zeros((1, 1)), False)
+    return _kernels()[0](L, cuts, lo_s, hi_s, u, mu, True)
+
+
 def test_kernel_matches_scipy_reference():
-    from bayesmeta.validity._ghk import _kernels, ghk_numpy
+    from bayesmeta.validity._ghk import ghk_numpy
 
     L, cuts, lo_s, hi_s, u = _problem()
-    total, e, _ = _kernels()[0](L, cuts, lo_s, hi_s, u)
+    total, e, _ = _forward(L, cuts, lo_s, hi_s, u)
     ref_total, ref_e = ghk_numpy(L, *_bounds(cuts, lo_s, hi_s), u)
     assert total == pytest.approx(ref_total, rel=1e-12)
     np.testing.assert_allclose(e, ref_e, atol=1e-10)
@@ -57,11 +66,9 @@ def test_kernel_matches_scipy_reference():
 def test_far_tail_is_finite_and_exact():
     """A box 9 sd out: Phi(-9) is 1e-19, where forming Phi(b) - Phi(a) from the upper
     side cancels to 0. One indicator: the log-probability is log Phi(-9) exactly."""
-    from bayesmeta.validity._ghk import _kernels
-
     cuts = np.array([[-1e3, 9.0, 1e3]])
-    total, e, _ = _kernels()[0](np.eye(1), cuts, np.array([[1]]), np.array([[2]]),
-                                np.array([[0.3]]))
+    total, e, _ = _forward(np.eye(1), cuts, np.array([[1]]), np.array([[2]]),
+                           np.array([[0.3]]))
     assert total == pytest.approx(special.log_ndtr(-9.0), rel=1e-12)
     # e is the 0.3 quantile of N(0, 1) truncated to (9, inf)
     p = special.ndtr(-9.0) * 0.7  # upper-tail mass beyond e
@@ -71,8 +78,6 @@ def test_far_tail_is_finite_and_exact():
 def test_ghk_identity_against_multivariate_normal_box_probability():
     """Averaged over uniform u, prod_j (Phi(b_j) - Phi(a_j)) is P(y* in box) for
     y* ~ N(0, Sigma) (Genz 1992): checked against SciPy's multivariate normal CDF."""
-    from bayesmeta.validity._ghk import _kernels
-
     J = 3
     S = _corr(J, 3)
     L = np.linalg.cholesky(S)
@@ -82,7 +87,7 @@ def test_ghk_identity_against_multivariate_normal_box_probability():
     rng = np.random.default_rng(11)
     M = 4000
     u = rng.uniform(size=(M, J))
-    fw = _kernels()[0]
+    fw = _forward
     probs = np.exp([fw(L, cuts, lo_s, hi_s, u[i:i + 1])[0] for i in range(M)])
     lower = np.array([-0.5, -np.inf, 0.1])
     upper = np.array([0.7, -1.0, 1.5])
@@ -116,6 +121,50 @@ def test_gradient_matches_finite_differences(mode):
 
     checks = [(0, (3, 1)), (0, (4, 4)), (0, (2, 0)), (1, (0, 1)), (1, (3, 3)),
               (1, (4, 2)), (2, (0, 0)), (2, (10, 3)), (2, (3, 2))]
+    for i, idx in checks:
+        assert out[1 + i][idx] == pytest.approx(numeric(i, idx), rel=1e-5, abs=1e-6), (i, idx)
+
+
+def test_shifted_box_equals_moved_cut_points():
+    """A mean mu[n, j] moves entry (n, j)'s box by -mu[n, j]: with one mean per
+    indicator the shifted kernel equals the unshifted one on cut points minus that mean,
+    value and innovations (to rounding)."""
+    L, cuts, lo_s, hi_s, u = _problem(N=40, J=4, seed=5)
+    shift = np.array([0.3, -0.7, 1.1, 0.0])
+    mu = np.tile(shift, (40, 1))
+    moved = cuts - shift[:, None]
+    t1, e1, _ = _forward(L, cuts, lo_s, hi_s, u, mu)
+    t0, e0, _ = _forward(L, moved, lo_s, hi_s, u)
+    assert t1 == pytest.approx(t0, rel=1e-12)
+    np.testing.assert_allclose(e1, e0, atol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
+def test_shifted_gradient_matches_finite_differences(mode):
+    import pytensor.tensor as pt
+
+    from bayesmeta.validity._ghk import ghk_loglik
+
+    L0, cuts0, lo_s, hi_s, u0 = _problem(N=30, J=5, seed=2)
+    mu0 = np.random.default_rng(8).normal(scale=0.5, size=u0.shape)
+    L, c, u, mu = pt.dmatrix("L"), pt.dmatrix("c"), pt.dmatrix("u"), pt.dmatrix("mu")
+    total = ghk_loglik(L, c, pt.constant(lo_s), pt.constant(hi_s), u, mu)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = pytensor.function([L, c, u, mu],
+                              [total, *pytensor.grad(total, [L, c, u, mu])], mode=mode)
+    args0 = [L0, cuts0, u0, mu0]
+    out = f(*args0)
+
+    def numeric(i, idx, eps=1e-6):
+        up = [a.copy() for a in args0]
+        dn = [a.copy() for a in args0]
+        up[i][idx] += eps
+        dn[i][idx] -= eps
+        return (f(*up)[0] - f(*dn)[0]) / (2 * eps)
+
+    checks = [(0, (3, 1)), (0, (4, 4)), (1, (0, 1)), (1, (3, 3)), (2, (10, 3)),
+              (3, (0, 0)), (3, (10, 3)), (3, (29, 4)), (3, (7, 1))]
     for i, idx in checks:
         assert out[1 + i][idx] == pytest.approx(numeric(i, idx), rel=1e-5, abs=1e-6), (i, idx)
 

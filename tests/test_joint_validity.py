@@ -125,6 +125,82 @@ def test_metric_log_density_equals_scipy(small, errors):
     assert np.isfinite(logp(point))
 
 
+def test_marginal_model_equals_the_joint_gaussian_conditionals(small):
+    """The traits-integrated-out model at a random point, against the joint normal
+    distribution of (f, y*, x) written out directly (no Woodbury identity, no shifted
+    box): its metric Potential equals scipy's multivariate normal log density of the
+    scores, its rating Potential the GHK log-likelihood (``ghk_numpy``) of y* given x with
+    the conditional mean and covariance of the joint normal, and ``factor_score_mean`` the
+    conditional mean of f given y* and x (1e-8 relative; 1e-7 absolute)."""
+    from bayesmeta.validity._cfa_build import category_slots
+    from bayesmeta.validity._ghk import ghk_numpy
+    from bayesmeta.validity._joint_build import build_marginal_joint_model, prepare
+
+    jd = prepare(small, TWO, None, None, "first")
+    model = build_marginal_joint_model(jd)
+    point = model.initial_point()
+    rng = np.random.default_rng(4)
+    for name in ("metric_intercept", "metric_loading"):
+        point[name] = rng.normal(0, 0.5, size=point[name].shape)
+    point["error_sd_log__"] = rng.normal(-0.5, 0.2, size=3)
+    point["latent_u_interval__"] = rng.normal(0, 1.0, size=point["latent_u_interval__"].shape)
+    point["loading_std_logodds__"] = rng.normal(0.8, 0.4, size=6)
+    corr_name = next(n for n in point if n not in (
+        "metric_intercept", "metric_loading", "error_sd_log__", "latent_u_interval__",
+        "loading_std_logodds__", "threshold_anchor", "threshold_log_gaps"))
+    point[corr_name] = rng.normal(0.3, 0.2, size=point[corr_name].shape)
+    names = ["metric_loglik", "rating_loglik", "factor_score_mean", "loading_std",
+             "threshold_std", "factor_corr", "metric_intercept", "metric_loading",
+             "error_sd", "latent_u"]
+    outs = model.replace_rvs_by_values([model[n] for n in names])
+    fn = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore",
+                          point_fn=True, mode="FAST_COMPILE")
+    v = dict(zip(names, fn(point), strict=True))
+    lam = v["loading_std"][:, None] * np.eye(2)[jd.design.factor_of]
+    psi, b, sd, x = v["factor_corr"], v["metric_loading"], v["error_sd"], jd.x
+    assert abs(psi[0, 1]) > 0.05  # the point has correlated traits
+    # joint covariance of (y*, x); y* has unit variances
+    syy = lam @ psi @ lam.T
+    syy[np.diag_indices(6)] = 1.0
+    syx = lam @ psi @ b.T
+    sxx = b @ psi @ b.T + np.diag(sd**2)
+    r = x - v["metric_intercept"]
+    ref_x = stats.multivariate_normal(np.zeros(3), sxx).logpdf(r).sum()
+    assert float(v["metric_loglik"]) == pytest.approx(ref_x, rel=1e-8)
+    mean = r @ np.linalg.solve(sxx, syx.T)  # (N, J)
+    cov = syy - syx @ np.linalg.solve(sxx, syx.T)
+    lo_s, hi_s = category_slots(jd.design)
+    big = np.column_stack([np.full(6, -1e10), v["threshold_std"], np.full(6, 1e10)])
+    rows = np.arange(6)[None, :]
+    L = np.linalg.cholesky(cov)
+    ref_y, e = ghk_numpy(L, big[rows, lo_s] - mean, big[rows, hi_s] - mean, v["latent_u"])
+    assert float(v["rating_loglik"]) == pytest.approx(ref_y, rel=1e-8)
+    ystar = mean + e @ L.T
+    sfz = np.hstack([psi @ lam.T, psi @ b.T])  # Cov(f, (y*, x))
+    szz = np.block([[syy, syx], [syx.T, sxx]])
+    ref_f = np.hstack([ystar, r]) @ np.linalg.solve(szz, sfz.T)
+    np.testing.assert_allclose(v["factor_score_mean"], ref_f, rtol=1e-8, atol=1e-7)
+
+
+def test_marginal_route_is_chosen_only_where_it_applies(small):
+    from bayesmeta.validity._joint_build import prepare, resolve_parameterization
+
+    jd = prepare(small, TWO, None, None, "first")
+    assert resolve_parameterization(jd, "normal", "auto") == "marginal"
+    assert resolve_parameterization(jd, "student_t", "auto") == "noncentred"
+    with pytest.raises(ValueError, match="student_t"):
+        resolve_parameterization(jd, "student_t", "marginal")
+    ds = small.copy(deep=True)
+    ds["score"].loc[{"metric": "metric02.CON"}] = ds["score"].sel(metric="metric02.CON")\
+        .where(ds["system"] != ds["system"][0], np.nan)
+    gap = prepare(ds, TWO, None, None, "first")
+    assert resolve_parameterization(gap, "normal", "auto") == "noncentred"
+    with pytest.raises(ValueError, match=r"missing scores: metric02\.CON \(15\)"):
+        resolve_parameterization(gap, "normal", "marginal")
+    with pytest.raises(ValueError, match="parameterization must be"):
+        resolve_parameterization(jd, "normal", "polar")
+
+
 def test_missing_scores_drop_out_of_the_likelihood(small):
     from bayesmeta.validity._joint_build import model_data, prepare
 

@@ -375,6 +375,15 @@ def design_from_wide(
     )
 
 
+def category_slots(design: Design) -> tuple[np.ndarray, np.ndarray]:
+    """The (N, J) columns of the padded cut vector (0 = -BIG, 1..K-1 = the thresholds,
+    K = +BIG) below and above each rating; a missing rating spans the whole line."""
+    N, J, K = design.n_rows, design.n_indicators, design.n_categories
+    cat = np.full((N, J), -1, dtype=np.int64)
+    cat[design.row, design.ind] = design.cat
+    return np.where(cat < 0, 0, cat), np.where(cat < 0, K, cat + 1)
+
+
 def build_augmented_model(
     design: Design,
     *,
@@ -404,14 +413,9 @@ def build_augmented_model(
 
     from bayesmeta.validity._ghk import cholesky, ghk_innovations, ghk_loglik
 
-    N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
+    N, F, J = design.n_rows, design.n_factors, design.n_indicators
     coords = model_coords(design)
-    # wide category matrix, -1 = missing
-    cat = np.full((N, J), -1, dtype=np.int64)
-    cat[design.row, design.ind] = design.cat
-    # slots of the padded cut vector per indicator: 0 = -BIG, 1..K-1 = tau, K = +BIG
-    lo_slot = np.where(cat < 0, 0, cat)
-    hi_slot = np.where(cat < 0, K, cat + 1)
+    lo_slot, hi_slot = category_slots(design)
     with pm.Model(coords=coords) as model:
         lstd, tau, chol, psi = _structural_parameters(design, loading_prior, lkj_eta)
         # ---- marginal covariance of the standardized latent responses ------------------

@@ -53,14 +53,15 @@ def _kernels():
     half_log_2pi = _HALF_LOG_2PI
 
     @numba.njit(cache=False, fastmath=False)
-    def forward(L, cuts, lo_slot, hi_slot, u):  # pragma: no cover - compiled
+    def forward(L, cuts, lo_slot, hi_slot, u, mu, shifted):  # pragma: no cover - compiled
+        # shifted: y*_n has mean mu[n] (the box moves by -mu[n]); else mu is not read
         N, J = u.shape
         e = np.empty((N, J))
         aux = np.empty((7, N, J))  # a, b, de/da, de/db, de/du, dl/da, dl/db
         total = 0.0
         for n in range(N):
             for j in range(J):
-                m = 0.0
+                m = mu[n, j] if shifted else 0.0
                 for k in range(j):
                     m += L[j, k] * e[n, k]
                 d = L[j, j]
@@ -113,12 +114,13 @@ def _kernels():
         return total, e, aux
 
     @numba.njit(cache=False, fastmath=False)
-    def reverse(L, cuts, lo_slot, hi_slot, e, aux):  # pragma: no cover - compiled
+    def reverse(L, cuts, lo_slot, hi_slot, e, aux, shifted):  # pragma: no cover - compiled
         # gradient of the total log-likelihood (e enters only through later steps)
         N, J = e.shape
         gL = np.zeros((J, J))
         gcuts = np.zeros(cuts.shape)
         gu = np.empty((N, J))
+        gmu = np.empty((N, J) if shifted else (1, 1))
         eb = np.empty(J)
         for n in range(N):
             eb[:] = 0.0
@@ -134,16 +136,18 @@ def _kernels():
                 tb = bb * aux[1, n, j] if bb != 0.0 else 0.0
                 gL[j, j] -= (ta + tb) / d
                 mb = -(ab + bb) / d
+                if shifted:
+                    gmu[n, j] = mb
                 for k in range(j):
                     gL[j, k] += mb * e[n, k]
                     eb[k] += mb * L[j, k]
-        return gL, gcuts, gu
+        return gL, gcuts, gu, gmu
 
     @numba.njit(cache=False)
-    def value_grad(L, cuts, lo_slot, hi_slot, u):  # pragma: no cover - compiled
-        total, e, aux = forward(L, cuts, lo_slot, hi_slot, u)
-        gL, gcuts, gu = reverse(L, cuts, lo_slot, hi_slot, e, aux)
-        return total, gL, gcuts, gu
+    def value_grad(L, cuts, lo_slot, hi_slot, u, mu, shifted):  # pragma: no cover
+        total, e, aux = forward(L, cuts, lo_slot, hi_slot, u, mu, shifted)
+        gL, gcuts, gu, gmu = reverse(L, cuts, lo_slot, hi_slot, e, aux, shifted)
+        return total, gL, gcuts, gu, gmu
 
     return forward, value_grad
 
@@ -227,60 +231,79 @@ def _make_ops():
     from pytensor.graph.op import Op
     from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
-    def check_inputs(*args):
+    names = ("L", "cuts", "lo_slot", "hi_slot", "u", "mu")
+    kinds = ("float64", "float64", "int64", "int64", "float64", "float64")
+
+    def check_inputs(shifted, *args):
         ins = [pt.as_tensor_variable(x) for x in args]
-        for x, name, kind in zip(ins, ("L", "cuts", "lo_slot", "hi_slot", "u"),
-                                 ("float64", "float64", "int64", "int64", "float64"),
-                                 strict=True):
+        n = 6 if shifted else 5
+        if len(ins) != n:
+            raise TypeError(f"GHK: expected {n} inputs ({', '.join(names[:n])}), got "
+                            f"{len(ins)}.")
+        for x, name, kind in zip(ins, names, kinds, strict=False):
             if x.dtype != kind:
                 raise TypeError(f"GHK: input {name!r} must be {kind}, got {x.dtype}.")
         return ins
 
+    dummy = np.zeros((1, 1))
+
     class GHKValueGrad(Op):
-        """(L, cuts, lo_slot, hi_slot, u) -> (loglik, dL, dcuts, du): the value and its
-        gradient in one pass (the reverse sweep reuses the forward's partials, so the
-        forward pass runs once per gradient evaluation)."""
+        """(L, cuts, lo_slot, hi_slot, u[, mu]) -> (loglik, dL, dcuts, du[, dmu]): the
+        value and its gradient in one pass (the reverse sweep reuses the forward's
+        partials, so the forward pass runs once per gradient evaluation). ``shifted``: the
+        latent responses of output n have mean ``mu[n]`` instead of 0."""
 
-        __props__ = ()
+        __props__ = ("shifted",)
 
-        def make_node(self, L, cuts, lo_slot, hi_slot, u):
-            ins = check_inputs(L, cuts, lo_slot, hi_slot, u)
-            outs = [pt.dscalar(), pt.dmatrix(), pt.dmatrix(), pt.dmatrix()]
+        def __init__(self, shifted: bool = False):
+            self.shifted = bool(shifted)
+
+        def make_node(self, *args):
+            ins = check_inputs(self.shifted, *args)
+            outs = [pt.dscalar()] + [pt.dmatrix() for _ in range(4 if self.shifted else 3)]
             return Apply(self, ins, outs)
 
         def perform(self, node, inputs, output_storage):
-            total, gL, gcuts, gu = _kernels()[1](*inputs)
-            for store, val in zip(output_storage, (np.asarray(total), gL, gcuts, gu),
-                                  strict=True):
+            mu = inputs[5] if self.shifted else dummy
+            total, *grads = _kernels()[1](*inputs[:5], mu, self.shifted)
+            vals = [np.asarray(total), *grads[: len(output_storage) - 1]]
+            for store, val in zip(output_storage, vals, strict=True):
                 store[0] = val
 
         def infer_shape(self, fgraph, node, shapes):
-            return [(), shapes[0], shapes[1], shapes[4]]
+            out = [(), shapes[0], shapes[1], shapes[4]]
+            return [*out, shapes[5]] if self.shifted else out
 
         def L_op(self, inputs, outputs, output_grads):
             for other in output_grads[1:]:
                 if not isinstance(other.type, DisconnectedType):
                     raise NotImplementedError("GHKValueGrad has no second derivatives.")
             g = output_grads[0]
-            _, gL, gcuts, gu = outputs
-            return [g * gL, g * gcuts, DisconnectedType()(), DisconnectedType()(), g * gu]
+            grads = [g * outputs[1], g * outputs[2], DisconnectedType()(),
+                     DisconnectedType()(), g * outputs[3]]
+            return [*grads, g * outputs[4]] if self.shifted else grads
 
         def connection_pattern(self, node):
-            on, off = [True] * 4, [False] * 4
-            return [on, on, off, off, on]
+            n_out = 5 if self.shifted else 4
+            on, off = [True] * n_out, [False] * n_out
+            return [on, on, off, off, on] + ([on] if self.shifted else [])
 
     class GHKScores(Op):
-        """(L, cuts, lo_slot, hi_slot, u) -> e, the standardized innovations (no gradient:
-        for derived quantities only)."""
+        """(L, cuts, lo_slot, hi_slot, u[, mu]) -> e, the standardized innovations (no
+        gradient: for derived quantities only)."""
 
-        __props__ = ()
+        __props__ = ("shifted",)
 
-        def make_node(self, L, cuts, lo_slot, hi_slot, u):
-            ins = check_inputs(L, cuts, lo_slot, hi_slot, u)
+        def __init__(self, shifted: bool = False):
+            self.shifted = bool(shifted)
+
+        def make_node(self, *args):
+            ins = check_inputs(self.shifted, *args)
             return Apply(self, ins, [pt.dmatrix()])
 
         def perform(self, node, inputs, output_storage):
-            output_storage[0][0] = _kernels()[0](*inputs)[1]
+            mu = inputs[5] if self.shifted else dummy
+            output_storage[0][0] = _kernels()[0](*inputs[:5], mu, self.shifted)[1]
 
         def infer_shape(self, fgraph, node, shapes):
             return [shapes[4]]
@@ -333,11 +356,22 @@ def _make_ops():
         import numba
 
         value_grad = _kernels()[1]
+        if op.shifted:
+            @numba.njit
+            def ghk_value_grad_shifted(L, cuts, lo_slot, hi_slot, u, mu):
+                total, gL, gcuts, gu, gmu = value_grad(L, cuts, lo_slot, hi_slot, u, mu,
+                                                       True)
+                out = np.empty(())  # PyTensor's scalar outputs are 0-d arrays
+                out[()] = total
+                return out, gL, gcuts, gu, gmu
+
+            return ghk_value_grad_shifted
 
         @numba.njit
         def ghk_value_grad(L, cuts, lo_slot, hi_slot, u):
-            total, gL, gcuts, gu = value_grad(L, cuts, lo_slot, hi_slot, u)
-            out = np.empty(())  # PyTensor's scalar outputs are 0-d arrays
+            total, gL, gcuts, gu, _ = value_grad(L, cuts, lo_slot, hi_slot, u,
+                                                 np.zeros((1, 1)), False)
+            out = np.empty(())
             out[()] = total
             return out, gL, gcuts, gu
 
@@ -348,34 +382,49 @@ def _make_ops():
         import numba
 
         forward = _kernels()[0]
+        if op.shifted:
+            @numba.njit
+            def ghk_scores_shifted(L, cuts, lo_slot, hi_slot, u, mu):
+                return forward(L, cuts, lo_slot, hi_slot, u, mu, True)[1]
+
+            return ghk_scores_shifted
 
         @numba.njit
         def ghk_scores(L, cuts, lo_slot, hi_slot, u):
-            return forward(L, cuts, lo_slot, hi_slot, u)[1]
+            return forward(L, cuts, lo_slot, hi_slot, u, np.zeros((1, 1)), False)[1]
 
         return ghk_scores
 
-    return GHKValueGrad(), GHKScores(), Cholesky()
+    return {False: (GHKValueGrad(False), GHKScores(False)),
+            True: (GHKValueGrad(True), GHKScores(True)), "chol": Cholesky()}
 
 
 @cache
-def ops():
-    """``(value_grad, scores)`` Op instances (PyTensor imported on first use)."""
+def ops() -> dict:
+    """``{False: (value_grad, scores), True: (shifted value_grad, shifted scores),
+    "chol": cholesky}`` Op instances (PyTensor imported on first use)."""
     return _make_ops()
 
 
-def ghk_loglik(L, cuts, lo_slot, hi_slot, u):
+def ghk_loglik(L, cuts, lo_slot, hi_slot, u, mu=None):
     """Symbolic log-likelihood of the augmented responses (see the module docstring):
     ``cuts`` (J, K + 1) padded cut points, ``lo_slot``/``hi_slot`` (N, J) integer columns
-    of ``cuts`` bounding each entry, ``u`` (N, J) in (0, 1)."""
-    return ops()[0](L, cuts, lo_slot, hi_slot, u)[0]
+    of ``cuts`` bounding each entry, ``u`` (N, J) in (0, 1); ``mu`` (N, J), optional: the
+    mean of each output's latent responses (the box of entry (n, j) is then
+    ``cuts - mu[n, j]``; its gradient is returned too)."""
+    if mu is None:
+        return ops()[False][0](L, cuts, lo_slot, hi_slot, u)[0]
+    return ops()[True][0](L, cuts, lo_slot, hi_slot, u, mu)[0]
 
 
 def cholesky(A):
     """Symbolic lower Cholesky factor of a small matrix (see ``Cholesky``)."""
-    return ops()[2](A)
+    return ops()["chol"](A)
 
 
-def ghk_innovations(L, cuts, lo_slot, hi_slot, u):
-    """Symbolic standardized innovations ``e`` (N, J), ``y* = e L^T`` (no gradient)."""
-    return ops()[1](L, cuts, lo_slot, hi_slot, u)
+def ghk_innovations(L, cuts, lo_slot, hi_slot, u, mu=None):
+    """Symbolic standardized innovations ``e`` (N, J), ``y* = mu + e L^T`` (no
+    gradient)."""
+    if mu is None:
+        return ops()[False][1](L, cuts, lo_slot, hi_slot, u)
+    return ops()[True][1](L, cuts, lo_slot, hi_slot, u, mu)

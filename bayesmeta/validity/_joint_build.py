@@ -22,16 +22,31 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayesmeta.validity._cfa_build import Design, build_model
+from bayesmeta._ordinal import padded_cutpoints
+from bayesmeta.validity._cfa_build import (
+    Design,
+    _structural_parameters,
+    build_model,
+    category_slots,
+    model_coords,
+)
 from bayesmeta.validity._cfa_setup import _Data, setup
 from bayesmeta.validity._factor_common import _metric_array
 from bayesmeta.validity.syntax import ModelSpec
 
 #: Distributions of the metric errors.
 ERRORS = ("normal", "student_t")
-#: Posterior variables kept in the trace.
+#: How the traits enter the sampler: ``"marginal"`` integrates them out (normal errors,
+#: every metric scored on every rated output), the others sample them
+#: (:func:`bayesmeta.validity._cfa_build.build_model`); ``"auto"`` picks ``"marginal"``
+#: where it applies, else ``"noncentred"``.
+PARAMETERIZATIONS = ("auto", "marginal", "noncentred", "centred")
+#: Posterior variables kept in the trace (``factor_score`` or, when the traits are
+#: integrated out, ``factor_score_mean``, from which they are drawn after sampling).
 TRACE = ("loading_std", "threshold_std", "factor_corr", "factor_score", "metric_intercept",
          "metric_loading", "error_sd", "error_nu")
+MARGINAL_TRACE = ("loading_std", "threshold_std", "factor_corr", "factor_score_mean",
+                  "metric_intercept", "metric_loading", "error_sd")
 
 
 @dataclass(frozen=True)
@@ -112,11 +127,165 @@ def model_key(jd: JointData, errors: str, parameterization: str) -> tuple:
             parameterization)
 
 
-def model_data(jd: JointData) -> dict[str, np.ndarray]:
+def resolve_parameterization(jd: JointData, errors: str, parameterization: str) -> str:
+    """``parameterization`` checked against the data: ``"auto"`` is ``"marginal"`` for
+    normal errors and complete metric scores, else ``"noncentred"``; an explicit
+    ``"marginal"`` that cannot apply raises, saying why."""
+    if parameterization not in PARAMETERIZATIONS:
+        raise ValueError(f"parameterization must be one of {PARAMETERIZATIONS}, got "
+                         f"{parameterization!r}.")
+    missing = {m: int(k) for m, k in zip(jd.metrics, (~jd.observed).sum(0), strict=True)
+               if k}
+    if parameterization == "auto":
+        return "marginal" if errors == "normal" and not missing else "noncentred"
+    if parameterization == "marginal":
+        if errors != "normal":
+            raise ValueError("parameterization='marginal' integrates the traits out, which "
+                             "needs normal metric errors; with errors='student_t' use "
+                             "parameterization='noncentred'.")
+        if missing:
+            few = ", ".join(f"{m} ({k})" for m, k in list(missing.items())[:5])
+            raise ValueError(f"parameterization='marginal' needs every metric scored on "
+                             f"every rated output; missing scores: {few}. Use "
+                             f"parameterization='noncentred' (missing scores left out of "
+                             f"the likelihood) or select metrics without gaps.")
+    return parameterization
+
+
+def model_data(jd: JointData, parameterization: str = "noncentred"
+               ) -> dict[str, np.ndarray]:
     """Values of the model's data containers."""
     obs = jd.observed
+    if parameterization == "marginal":
+        lo, hi = category_slots(jd.design)
+        return {"lo_slot": lo, "hi_slot": hi, "metric_score": jd.x}
     return {"obs_row": jd.design.row, "obs_ind": jd.design.ind, "obs_cat": jd.design.cat,
             "metric_score": np.where(obs, jd.x, 0.0), "metric_observed": obs.astype(float)}
+
+
+def _metric_priors(M: int, F: int):
+    """Inside a model context: the metric intercepts, coefficients and error sds (the
+    priors of :func:`build_joint_model`)."""
+    import pymc as pm
+
+    a = pm.Normal("metric_intercept", 0.0, 1.0, dims="metric")
+    b = pm.Normal("metric_loading", 0.0, 1.0, dims=("metric", "trait"),
+                  initval=np.zeros((M, F)))
+    sd = pm.HalfNormal("error_sd", 1.0, dims="metric", initval=np.full(M, 0.8))
+    return a, b, sd
+
+
+def build_marginal_joint_model(jd: JointData) -> Any:
+    r"""The joint model with the traits integrated out (normal errors, complete scores).
+
+    With :math:`f_n \sim N(0, \Psi)`, :math:`x_n = a + B f_n + e_n`,
+    :math:`e_n \sim N(0, D)`, :math:`D = \operatorname{diag}(\sigma^2)`, and the ratings'
+    standardized latent responses :math:`y^*_n = \Lambda f_n + \delta_n`,
+    :math:`\delta_n \sim N(0, \operatorname{diag}(1 - \lambda^{*2}))`, everything is
+    jointly normal, so the likelihood factors as :math:`p(x_n)\,P(y_n \mid x_n)`:
+
+    * :math:`P = \Psi^{-1} + B^\top D^{-1} B`, :math:`V = P^{-1}`,
+      :math:`m_n = V B^\top D^{-1}(x_n - a)` (the traits given the metrics);
+    * :math:`x_n \sim N(a, B\Psi B^\top + D)`, evaluated with Woodbury's identity:
+      :math:`\log|B\Psi B^\top + D| = \sum_m \log\sigma_m^2 + \log|\Psi| + \log|P|`,
+      quadratic form :math:`r^\top D^{-1} r - g^\top V g`, :math:`g = B^\top D^{-1} r`;
+      :math:`O(NMT)` per gradient, linear in the number of metrics;
+    * :math:`y^*_n \mid x_n \sim N(\Lambda m_n, \Lambda V \Lambda^\top +
+      \operatorname{diag}(1 - \lambda^{*2}))`, truncated to the box of the observed
+      categories: the ordinal CFA's augmented (GHK) likelihood with each output's box
+      moved by its mean (``bayesmeta.validity._ghk``, ``mu``).
+
+    The traits given :math:`y^*` and :math:`x` are normal with mean
+    :math:`m_n + A e_n` (:math:`A = V\Lambda^\top L^{-\top}`, :math:`LL^\top` the
+    conditional covariance above, :math:`e_n` the GHK innovations), stored as
+    ``factor_score_mean``, and covariance :math:`V - AA^\top`; the traits are drawn from
+    it after sampling (:func:`draw_marginal_traits`). Same priors as
+    :func:`build_joint_model`.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+    from pytensor.tensor.slinalg import solve_triangular
+
+    from bayesmeta.validity._ghk import cholesky, ghk_innovations, ghk_loglik
+
+    d = jd.design
+    N, F, J = d.n_rows, d.n_factors, d.n_indicators
+    M = len(jd.metrics)
+    if not jd.observed.all():
+        raise ValueError("the marginal joint model needs every metric score observed.")
+    vals = model_data(jd, "marginal")
+    coords = {**model_coords(d), "metric": list(jd.metrics)}
+    eye_f = np.eye(F)
+    with pm.Model(coords=coords) as model:
+        # PyMC stores integer data as int32; the kernel reads int64
+        lo = pt.cast(pm.Data("lo_slot", vals["lo_slot"], dims=("output", "indicator")),
+                     "int64")
+        hi = pt.cast(pm.Data("hi_slot", vals["hi_slot"], dims=("output", "indicator")),
+                     "int64")
+        x = pm.Data("metric_score", vals["metric_score"], dims=("output", "metric"))
+        lstd, tau, chol, _ = _structural_parameters(d, (1.0, 1.0), 1.0)
+        a, b, sd = _metric_priors(M, F)
+        lam = lstd[:, None] * np.eye(F)[d.factor_of]  # (J, F)
+        # ---- the metrics, traits integrated out (Woodbury) ------------------------------
+        w = sd**-2  # (M,)
+        r = x - a[None, :]  # (N, M)
+        G = b.T * w[None, :]  # (F, M): B' D^-1
+        chol_inv = solve_triangular(chol, eye_f, lower=True)
+        P = chol_inv.T @ chol_inv + G @ b  # Psi^-1 + B' D^-1 B
+        LP = cholesky(P)
+        h = solve_triangular(LP, (r @ G.T).T, lower=True)  # (F, N)
+        m = solve_triangular(LP.T, h, lower=False).T  # (N, F): V g_n
+        logdet = (pt.sum(pt.log(sd**2)) + 2 * pt.sum(pt.log(pt.diagonal(chol)))
+                  + 2 * pt.sum(pt.log(pt.diagonal(LP))))
+        quad = pt.sum(r**2 * w[None, :]) - pt.sum(h**2)
+        pm.Potential("metric_loglik",
+                     -0.5 * (N * M * np.log(2 * np.pi) + N * logdet + quad))
+        # ---- the ratings given the metrics ----------------------------------------------
+        Vh = solve_triangular(LP, eye_f, lower=True)  # V = Vh' Vh
+        lv = lam @ Vh.T  # (J, F)
+        L = cholesky(lv @ lv.T + pt.diag(1.0 - lstd**2))
+        cuts = padded_cutpoints(tau)
+        mu = m @ lam.T  # (N, J)
+        u = pm.Uniform("latent_u", 0.0, 1.0, shape=(N, J), initval=np.full((N, J), 0.5))
+        pm.Potential("rating_loglik", ghk_loglik(L, cuts, lo, hi, u, mu))
+        e = ghk_innovations(L, cuts, lo, hi, u, mu)
+        A = solve_triangular(L, lam @ (Vh.T @ Vh), lower=True).T  # (F, J)
+        pm.Deterministic("factor_score_mean", m + e @ A.T, dims=("output", "trait"))
+    return model
+
+
+def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.Dataset:
+    r"""The traits of the marginal model: per posterior draw, one draw from
+    :math:`N(\text{factor\_score\_mean}, V - AA^\top)` (see
+    :func:`build_marginal_joint_model`), seeded by the fit's seed; returns the posterior
+    with ``factor_score`` in place of ``factor_score_mean``."""
+    d = jd.design
+    F = d.n_factors
+    mean = posterior["factor_score_mean"].transpose("chain", "draw", "output", "trait")
+    C, S = posterior.sizes["chain"], posterior.sizes["draw"]
+    lstd = posterior["loading_std"].transpose("chain", "draw", "indicator").values
+    psi = posterior["factor_corr"].transpose("chain", "draw", "trait", "trait2").values
+    b = posterior["metric_loading"].transpose("chain", "draw", "metric", "trait").values
+    sd = posterior["error_sd"].transpose("chain", "draw", "metric").values
+    lstd, psi = lstd.reshape(C * S, -1), psi.reshape(C * S, F, F)
+    b, sd = b.reshape(C * S, -1, F), sd.reshape(C * S, -1)
+    lam = lstd[:, :, None] * np.eye(F)[d.factor_of][None]  # (S, J, F)
+    prec = np.linalg.inv(psi) + np.einsum("smf,sm,smg->sfg", b, sd**-2, b)
+    V = np.linalg.inv(prec)
+    V = 0.5 * (V + np.swapaxes(V, 1, 2))
+    sig = lam @ V @ np.swapaxes(lam, 1, 2)
+    idx = np.arange(lam.shape[1])
+    sig[:, idx, idx] += 1.0 - lstd**2
+    aat = V @ np.swapaxes(lam, 1, 2) @ np.linalg.inv(sig) @ lam @ V  # A A^T
+    cond = V - aat
+    cond = 0.5 * (cond + np.swapaxes(cond, 1, 2)) + 1e-12 * np.eye(F)
+    chol = np.linalg.cholesky(cond)
+    rng = np.random.default_rng([seed, 20261127])
+    z = rng.standard_normal((C * S, d.n_rows, F))
+    noise = np.einsum("sfg,sng->snf", chol, z).reshape(C, S, d.n_rows, F)
+    out = posterior.copy()
+    out["factor_score"] = mean + xr.DataArray(noise, dims=mean.dims)
+    return out.drop_vars("factor_score_mean")
 
 
 def build_joint_model(jd: JointData, *, errors: str = "normal",
@@ -142,10 +311,7 @@ def build_joint_model(jd: JointData, *, errors: str = "normal",
         x = pm.Data("metric_score", vals["metric_score"], dims=("output", "metric"))
         w = pm.Data("metric_observed", vals["metric_observed"], dims=("output", "metric"))
         f = model["factor_score"]
-        a = pm.Normal("metric_intercept", 0.0, 1.0, dims="metric")
-        b = pm.Normal("metric_loading", 0.0, 1.0, dims=("metric", "trait"),
-                      initval=np.zeros((M, jd.design.n_factors)))
-        sd = pm.HalfNormal("error_sd", 1.0, dims="metric", initval=np.full(M, 0.8))
+        a, b, sd = _metric_priors(M, jd.design.n_factors)
         resid = x - a[None, :] - f @ b.T  # (N, M)
         if errors == "normal":
             ll = -0.5 * (resid / sd) ** 2 - pt.log(sd) - 0.5 * np.log(2 * np.pi)
@@ -238,6 +404,21 @@ def residual_correlation_draws(posterior: xr.Dataset, jd: JointData,
     return out
 
 
-__all__ = ["ERRORS", "JointData", "build_joint_model", "estimand_draws",
-           "metric_log_likelihood", "model_data", "model_key", "model_syntax", "prepare",
-           "reported_dataset", "residual_correlation_draws"]
+__all__ = [
+    "ERRORS",
+    "MARGINAL_TRACE",
+    "PARAMETERIZATIONS",
+    "JointData",
+    "build_joint_model",
+    "build_marginal_joint_model",
+    "draw_marginal_traits",
+    "estimand_draws",
+    "metric_log_likelihood",
+    "model_data",
+    "model_key",
+    "model_syntax",
+    "prepare",
+    "reported_dataset",
+    "residual_correlation_draws",
+    "resolve_parameterization",
+]

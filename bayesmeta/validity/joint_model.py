@@ -52,8 +52,11 @@ from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, summarize
 from bayesmeta.validity._factor_common import _claims
 from bayesmeta.validity._joint_build import (
     ERRORS,
+    MARGINAL_TRACE,
     TRACE,
     build_joint_model,
+    build_marginal_joint_model,
+    draw_marginal_traits,
     estimand_draws,
     metric_log_likelihood,
     model_data,
@@ -61,6 +64,7 @@ from bayesmeta.validity._joint_build import (
     prepare,
     reported_dataset,
     residual_correlation_draws,
+    resolve_parameterization,
 )
 
 #: Sampler defaults: 4 chains, 500 tuning iterations, then draws until the reported
@@ -200,16 +204,21 @@ def joint_metric_variance(
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
     random_seed: int | None = None,
     progress: bool | None = None,
-    parameterization: str = "noncentred",
+    parameterization: str = "auto",
 ) -> JointValidityResult:
     r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
 
     Called through :func:`bayesmeta.metric_variance` with ``estimator="joint"``, whose
     docstring documents the arguments. ``fit`` gives the CFA model (a ``bm.cfa`` result of
     either estimator, or lavaan syntax); the joint model refits the CFA's parameters with
-    the metrics. ``parameterization``: the factor scores' (``"noncentred"``, or
-    ``"centred"``: the scores sampled as N(0, Psi) themselves; see
-    :func:`bayesmeta.validity._cfa_build.build_model`).
+    the metrics. ``parameterization``: how the traits enter the sampler. ``"auto"``
+    (default) is ``"marginal"`` where it applies (normal errors, every metric scored on
+    every rated output): the traits integrated out
+    (:func:`~bayesmeta.validity._joint_build.build_marginal_joint_model`) and drawn after
+    sampling, else ``"noncentred"`` (the traits sampled; ``"centred"``: sampled as
+    N(0, Psi) themselves; see :func:`bayesmeta.validity._cfa_build.build_model`). The
+    three give the same posterior; the one used is recorded in ``info["method"]`` and the
+    posterior's attributes.
 
     Examples
     --------
@@ -242,20 +251,28 @@ def joint_metric_variance(
     jd = prepare(data, fit, metrics, run, reference)
     traits = list(jd.design.factors)
     claimed = _claims(data, list(jd.metrics), traits, claims)
-    param = parameterization
+    param = resolve_parameterization(jd, errors, parameterization)
     t0 = time.perf_counter()
-    model = cached_model(model_key(jd, errors, param),
-                        lambda: build_joint_model(jd, errors=errors, parameterization=param))
-    trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
+    if param == "marginal":
+        model = cached_model(model_key(jd, errors, param),
+                             lambda: build_marginal_joint_model(jd))
+        trace = list(MARGINAL_TRACE)
+    else:
+        model = cached_model(model_key(jd, errors, param),
+                             lambda: build_joint_model(jd, errors=errors,
+                                                       parameterization=param))
+        trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
     compiled_before = is_compiled(model, trace)
     dhash = data_hash(data)
-    idata = sample(model, options, data=model_data(jd), random_seed=seed, progress=progress,
-                   var_names=trace, reported=reported_dataset,
-                   attrs={"data_hash": dhash, "errors": errors})
+    idata = sample(model, options, data=model_data(jd, param), random_seed=seed,
+                   progress=progress, var_names=trace, reported=reported_dataset,
+                   attrs={"data_hash": dhash, "errors": errors, "parameterization": param})
     t_sample = time.perf_counter() - t0
     set_attrs(idata, {"sampling_time_s": t_sample, "compiled_before": int(compiled_before)})
     t1 = time.perf_counter()
     post = idata.posterior
+    if param == "marginal":
+        post = draw_marginal_traits(post, jd, seed)
     post = post.assign_coords(system=("output", jd.data.system), item=("output", jd.data.item))
     parts = estimand_draws(post)
     scale = xr.DataArray(jd.scale, dims="metric", coords={"metric": list(jd.metrics)})
@@ -294,6 +311,9 @@ def joint_metric_variance(
             "model": " ; ".join(f"{t} =~ {' + '.join(jd.spec.indicators(t))}"
                                 for t in traits),
             "metrics": f"{len(jd.metrics)} (standardized; {errors} errors)",
+            "method": ("traits integrated out of the sampler (marginal), drawn after "
+                       "sampling" if param == "marginal" else
+                       f"traits sampled ({param})"),
             "outputs": f"{jd.design.n_rows} rated outputs",
             "shares": "Pratt (1987): beta_t * r_t, summing to R^2",
             "sampler": describe_run(idata), "convergence": str(conv),
