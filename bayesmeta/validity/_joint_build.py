@@ -140,9 +140,9 @@ def resolve_parameterization(jd: JointData, errors: str, parameterization: str) 
         return "marginal" if errors == "normal" and not missing else "noncentred"
     if parameterization == "marginal":
         if errors != "normal":
-            raise ValueError("parameterization='marginal' integrates the traits out, which "
-                             "needs normal metric errors; with errors='student_t' use "
-                             "parameterization='noncentred'.")
+            raise ValueError(f"parameterization='marginal' integrates the traits out, "
+                             f"which needs normal metric errors; with errors={errors!r} use "
+                             f"parameterization='noncentred'.")
         if missing:
             few = ", ".join(f"{m} ({k})" for m, k in list(missing.items())[:5])
             raise ValueError(f"parameterization='marginal' needs every metric scored on "
@@ -257,8 +257,10 @@ def build_marginal_joint_model(jd: JointData) -> Any:
 def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.Dataset:
     r"""The traits of the marginal model: per posterior draw, one draw from
     :math:`N(\text{factor\_score\_mean}, V - AA^\top)` (see
-    :func:`build_marginal_joint_model`), seeded by the fit's seed; returns the posterior
-    with ``factor_score`` in place of ``factor_score_mean``."""
+    :func:`build_marginal_joint_model`), the covariance computed in its precision form
+    :math:`(\Psi^{-1} + B^\top D^{-1} B + \Lambda^\top \Theta^{-1} \Lambda)^{-1}`,
+    :math:`\Theta = \operatorname{diag}(1 - \lambda^{*2})`; seeded by the fit's seed.
+    Returns the posterior with ``factor_score`` in place of ``factor_score_mean``."""
     d = jd.design
     F = d.n_factors
     mean = posterior["factor_score_mean"].transpose("chain", "draw", "output", "trait")
@@ -270,16 +272,12 @@ def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.
     lstd, psi = lstd.reshape(C * S, -1), psi.reshape(C * S, F, F)
     b, sd = b.reshape(C * S, -1, F), sd.reshape(C * S, -1)
     lam = lstd[:, :, None] * np.eye(F)[d.factor_of][None]  # (S, J, F)
-    prec = np.linalg.inv(psi) + np.einsum("smf,sm,smg->sfg", b, sd**-2, b)
-    V = np.linalg.inv(prec)
-    V = 0.5 * (V + np.swapaxes(V, 1, 2))
-    sig = lam @ V @ np.swapaxes(lam, 1, 2)
-    idx = np.arange(lam.shape[1])
-    sig[:, idx, idx] += 1.0 - lstd**2
-    aat = V @ np.swapaxes(lam, 1, 2) @ np.linalg.inv(sig) @ lam @ V  # A A^T
-    cond = V - aat
-    cond = 0.5 * (cond + np.swapaxes(cond, 1, 2)) + 1e-12 * np.eye(F)
-    chol = np.linalg.cholesky(cond)
+    # V - A A' in its precision form (positive definite by construction):
+    # (Psi^-1 + B' D^-1 B + Lambda' diag(1 - lambda^2)^-1 Lambda)^-1
+    prec = (np.linalg.inv(psi) + np.einsum("smf,sm,smg->sfg", b, sd**-2, b)
+            + np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam))
+    cond = np.linalg.inv(prec)
+    chol = np.linalg.cholesky(0.5 * (cond + np.swapaxes(cond, 1, 2)))
     rng = np.random.default_rng([seed, 20261127])
     z = rng.standard_normal((C * S, d.n_rows, F))
     noise = np.einsum("sfg,sng->snf", chol, z).reshape(C, S, d.n_rows, F)
