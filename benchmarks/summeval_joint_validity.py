@@ -11,6 +11,12 @@ to consistency (``claims={"SummaQA": "con"}``): P(its coefficient on consistency
 largest of the four) and P(specificity > 1/2).
 
     nice python benchmarks/summeval_joint_validity.py [--seeds 1 2] [--metrics all]
+        [--two-stage]
+
+``--two-stage`` also times the two-stage Bayesian route on the same seed, in the same run
+(``bm.cfa(M4, data, estimator="bayes")`` with its defaults, then ``bm.metric_variance`` on
+that fit), and records its seconds beside the joint fit's (``two_stage_seconds``). Timings
+are claims only when the load average recorded beside them shows a quiet machine.
 """
 
 from __future__ import annotations
@@ -65,6 +71,8 @@ def main() -> None:
     parser.add_argument("--metrics", nargs="+", default=None,
                         help="metrics to enter (default all 43)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--two-stage", action="store_true",
+                        help="also time the two-stage Bayesian route (CFA, then regression)")
     args = parser.parse_args()
     ds = bm.datasets.summeval(bm.datasets.find_summeval(download=False))
     with warnings.catch_warnings():
@@ -77,18 +85,32 @@ def main() -> None:
     print(f"classical route (1,000 resamples): {t_classical:.1f} s, load "
           f"{os.getloadavg()}")
     for seed in args.seeds:
+        load_start = [round(x, 2) for x in os.getloadavg()]
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             res = bm.metric_variance(ds, M4, estimator="joint", metrics=args.metrics,
                                      claims={"SummaQA": "con"}, random_seed=seed)
         secs = time.perf_counter() - t0
+        load_joint = [round(x, 2) for x in os.getloadavg()]
+        two_stage = {}
+        if args.two_stage:
+            t1 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                bfit = bm.cfa(M4, ds, estimator="bayes", random_seed=seed)
+                bm.metric_variance(ds, bfit, metrics=args.metrics,
+                                   claims={"SummaQA": "con"}, random_seed=seed)
+            two_stage = {"two_stage_seconds": round(time.perf_counter() - t1, 1),
+                         "two_stage_loadavg": [round(x, 2) for x in os.getloadavg()],
+                         "two_stage_cfa_draws": int(bfit.idata.posterior.sizes["draw"])}
         tab = res.summary()
         post = res.idata.posterior
         est = tab.index.get_level_values("estimand")
         key = est.isin(["validity_coefficient", "error_variance", "error_share"])
         rec = {"seed": seed, "metrics": len(post["metric"]), "seconds": round(secs, 1),
-               "loadavg": [round(x, 2) for x in os.getloadavg()],
+               "loadavg": load_joint, "load_at_start": load_start,
+               "parameterization": post.attrs.get("parameterization"),
                "seconds_compile": round(float(post.attrs.get("seconds_compile", 0)), 1),
                "seconds_sampling": round(float(post.attrs.get("seconds_sampling", 0)), 1),
                "chains": int(post.sizes["chain"]), "draws": int(post.sizes["draw"]),
@@ -97,7 +119,9 @@ def main() -> None:
                "max_r_hat": float(tab.loc[key, "r_hat"].max()),
                "min_ess_bulk": float(tab.loc[key, "ess_bulk"].min()),
                "min_ess_tail": float(tab.loc[key, "ess_tail"].min()),
-               "classical_seconds": round(t_classical, 1),
+               "classical_seconds": round(t_classical, 1), **two_stage,
+               "seconds_warmup": round(float(post.attrs.get("seconds_warmup", 0)), 1),
+               "leapfrog_steps": int(res.idata.sample_stats["n_steps"].sum()),
                "warnings": [str(w.message)[:200] for w in caught],
                **findings(res)}
         args.out.parent.mkdir(parents=True, exist_ok=True)
