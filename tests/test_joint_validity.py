@@ -125,33 +125,39 @@ def test_metric_log_density_equals_scipy(small, errors):
     assert np.isfinite(logp(point))
 
 
-def test_marginal_model_equals_the_joint_gaussian_conditionals(small):
+@pytest.mark.parametrize("method_factors", [0, 1])
+def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_factors):
     """The traits-integrated-out model at a random point, against the joint normal
     distribution of (f, y*, x) written out directly (no Woodbury identity, no shifted
     box): its metric Potential equals scipy's multivariate normal log density of the
     scores, its rating Potential the GHK log-likelihood (``ghk_numpy``) of y* given x with
     the conditional mean and covariance of the joint normal, and ``factor_score_mean`` the
-    conditional mean of f given y* and x (1e-8 relative; 1e-7 absolute)."""
+    conditional mean of f given y* and x (1e-8 relative; 1e-7 absolute). With a method
+    factor the metrics' covariance gains C C' and nothing else changes."""
     from bayesmeta.validity._cfa_build import category_slots
     from bayesmeta.validity._ghk import ghk_numpy
     from bayesmeta.validity._joint_build import build_marginal_joint_model, prepare
 
     jd = prepare(small, TWO, None, None, "first")
-    model = build_marginal_joint_model(jd)
+    model = build_marginal_joint_model(jd, method_factors=method_factors)
     point = model.initial_point()
     rng = np.random.default_rng(4)
+    fixed = {"metric_intercept", "metric_loading", "error_sd_log__", "latent_u_interval__",
+             "loading_std_logodds__", "threshold_anchor", "threshold_log_gaps"}
+    if method_factors:
+        point["method_loading_free"] = rng.normal(0, 0.6, size=(3, 1))
+        point["method_loading_diag_log__"] = np.array([np.log(0.7)])
+        fixed |= {"method_loading_free", "method_loading_diag_log__"}
     for name in ("metric_intercept", "metric_loading"):
         point[name] = rng.normal(0, 0.5, size=point[name].shape)
     point["error_sd_log__"] = rng.normal(-0.5, 0.2, size=3)
     point["latent_u_interval__"] = rng.normal(0, 1.0, size=point["latent_u_interval__"].shape)
     point["loading_std_logodds__"] = rng.normal(0.8, 0.4, size=6)
-    corr_name = next(n for n in point if n not in (
-        "metric_intercept", "metric_loading", "error_sd_log__", "latent_u_interval__",
-        "loading_std_logodds__", "threshold_anchor", "threshold_log_gaps"))
+    corr_name = next(n for n in point if n not in fixed)
     point[corr_name] = rng.normal(0.3, 0.2, size=point[corr_name].shape)
     names = ["metric_loglik", "rating_loglik", "factor_score_mean", "loading_std",
              "threshold_std", "factor_corr", "metric_intercept", "metric_loading",
-             "error_sd", "latent_u"]
+             "error_sd", "latent_u"] + (["method_loading"] if method_factors else [])
     outs = model.replace_rvs_by_values([model[n] for n in names])
     fn = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore",
                           point_fn=True, mode="FAST_COMPILE")
@@ -164,6 +170,10 @@ def test_marginal_model_equals_the_joint_gaussian_conditionals(small):
     syy[np.diag_indices(6)] = 1.0
     syx = lam @ psi @ b.T
     sxx = b @ psi @ b.T + np.diag(sd**2)
+    if method_factors:
+        c = v["method_loading"]
+        assert c[0, 0] > 0 and np.abs(c[1:]).max() > 0.05
+        sxx = sxx + c @ c.T
     r = x - v["metric_intercept"]
     ref_x = stats.multivariate_normal(np.zeros(3), sxx).logpdf(r).sum()
     assert float(v["metric_loglik"]) == pytest.approx(ref_x, rel=1e-8)
@@ -182,7 +192,9 @@ def test_marginal_model_equals_the_joint_gaussian_conditionals(small):
     np.testing.assert_allclose(v["factor_score_mean"], ref_f, rtol=1e-8, atol=1e-7)
 
 
-def test_traits_drawn_after_sampling_have_the_joint_normal_conditional_covariance(small):
+@pytest.mark.parametrize("method_factors", [0, 1])
+def test_traits_drawn_after_sampling_have_the_joint_normal_conditional_covariance(
+        small, method_factors):
     """draw_marginal_traits at one fixed parameter set (4,000 draws of 60 outputs, the
     stored mean 0): the sample covariance of the drawn traits equals the covariance of f
     given (y*, x) from the joint normal's blocks, Psi - S_fz S_zz^-1 S_zf (0.006 absolute;
@@ -208,12 +220,16 @@ def test_traits_drawn_after_sampling_have_the_joint_normal_conditional_covarianc
         "error_sd": rep(sd, ("metric",)),
         "factor_score_mean": (("chain", "draw", "output", "trait"), np.zeros((1, D, N, 2))),
     })
+    c = np.array([[0.7], [0.5], [-0.6]])
+    if method_factors:
+        post["method_loading"] = rep(c, ("metric", "method"))
     f = draw_marginal_traits(post, jd, seed=5)["factor_score"].values.reshape(-1, 2)
     lam = lstd[:, None] * np.eye(2)[jd.design.factor_of]
     syy = lam @ psi @ lam.T
     syy[np.diag_indices(6)] = 1.0
     syx = lam @ psi @ b.T
-    szz = np.block([[syy, syx], [syx.T, b @ psi @ b.T + np.diag(sd**2)]])
+    sxx = b @ psi @ b.T + np.diag(sd**2) + (c @ c.T if method_factors else 0.0)
+    szz = np.block([[syy, syx], [syx.T, sxx]])
     sfz = np.hstack([psi @ lam.T, psi @ b.T])
     ref = psi - sfz @ np.linalg.solve(szz, sfz.T)
     np.testing.assert_allclose(np.cov(f.T), ref, atol=0.006)
@@ -221,6 +237,18 @@ def test_traits_drawn_after_sampling_have_the_joint_normal_conditional_covarianc
     theta = 1.0 / (1.0 - lstd**2)
     no_metrics = np.linalg.inv(np.linalg.inv(psi) + lam.T @ (theta[:, None] * lam))
     assert np.abs(no_metrics - ref).max() > 0.05
+    if method_factors:  # and so does ignoring the method factor
+        no_method = psi - sfz @ np.linalg.solve(szz - np.block(
+            [[np.zeros((6, 6)), np.zeros((6, 3))], [np.zeros((3, 6)), c @ c.T]]), sfz.T)
+        assert np.abs(no_method - ref).max() > 0.02
+        from bayesmeta.validity._joint_build import estimand_draws
+
+        parts = estimand_draws(post.isel(draw=[0]))
+        total = parts["r2"] + parts["error_share"] + parts["method_share"]
+        np.testing.assert_allclose(total, 1.0, atol=1e-12)
+        cc = float(c[1] @ c[1])
+        v1 = float(b[1] @ psi @ b[1]) + cc + sd[1] ** 2
+        assert parts["method_share"][0, 0, 1] == pytest.approx(cc / v1, rel=1e-12)
 
 
 def test_marginal_route_is_chosen_only_where_it_applies(small):
@@ -240,6 +268,13 @@ def test_marginal_route_is_chosen_only_where_it_applies(small):
         resolve_parameterization(gap, "normal", "marginal")
     with pytest.raises(ValueError, match="parameterization must be"):
         resolve_parameterization(jd, "normal", "polar")
+    from bayesmeta.validity._joint_build import build_marginal_joint_model
+    from bayesmeta.validity.joint_model import joint_metric_variance
+
+    with pytest.raises(ValueError, match=r"method_factors must be an integer in \[0, 2\]"):
+        build_marginal_joint_model(jd, method_factors=3)
+    with pytest.raises(ValueError, match="method_factors=1 needs parameterization='marginal'"):
+        joint_metric_variance(small, TWO, errors="student_t", method_factors=1)
 
 
 def test_missing_scores_drop_out_of_the_likelihood(small):
@@ -355,3 +390,26 @@ def test_sampled_and_integrated_traits_give_the_same_posterior(small):
     g = joint_metric_variance(gap, TWO, sampling="fast", random_seed=3)
     assert g.idata.posterior.attrs["parameterization"] == "noncentred"
     assert any("missing metric score" in n for n in g.notes)
+
+
+@pytest.mark.slow
+def test_method_factors_fit_end_to_end(small, tmp_path):
+    """A fast-mode fit with one method factor: the table gains a method_share row per
+    metric, r_squared + error_share + method_share = 1 in every draw, residual
+    correlations work, LOO refuses with a reason, and the result saves and loads."""
+    from bayesmeta.validity.joint_model import joint_metric_variance
+
+    res = joint_metric_variance(small, TWO, method_factors=1, sampling="fast",
+                                random_seed=4)
+    tab = res.summary()
+    assert len(tab.xs("method_share", level="estimand")) == 3
+    post = res.idata.posterior
+    total = (post["error_share"] + post["method_share"]).values
+    r2 = tab.xs("r_squared", level="estimand")["mean"].values
+    np.testing.assert_allclose(total.mean(axis=(0, 1)) + r2, 1.0, atol=1e-10)
+    assert len(res.residual_correlations()) == 3
+    with pytest.raises(ValueError, match="method factors"):
+        res.loo()
+    path = tmp_path / "joint_method.nc"
+    res.save(path)
+    np.testing.assert_allclose(bm.load(path).summary()["mean"], tab["mean"], rtol=1e-12)

@@ -46,7 +46,7 @@ PARAMETERIZATIONS = ("auto", "marginal", "noncentred", "centred")
 TRACE = ("loading_std", "threshold_std", "factor_corr", "factor_score", "metric_intercept",
          "metric_loading", "error_sd", "error_nu")
 MARGINAL_TRACE = ("loading_std", "threshold_std", "factor_corr", "factor_score_mean",
-                  "metric_intercept", "metric_loading", "error_sd")
+                  "metric_intercept", "metric_loading", "error_sd", "method_loading")
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,8 @@ def prepare(data: xr.Dataset, fit: Any, metrics: Sequence[str] | None, run: Any,
     return JointData(spec, data_, design, mnames, (raw - center) / scale, center, scale)
 
 
-def model_key(jd: JointData, errors: str, parameterization: str) -> tuple:
+def model_key(jd: JointData, errors: str, parameterization: str,
+              method_factors: int = 0) -> tuple:
     """What the compiled model depends on besides the data values (the data are in
     ``pm.Data`` containers): refits of same-shaped data reuse the compilation. The
     thresholds' anchor cut and starting values then come from the first dataset of that
@@ -124,7 +125,7 @@ def model_key(jd: JointData, errors: str, parameterization: str) -> tuple:
     d = jd.design
     return ("joint_validity", d.factors, d.indicators, tuple(d.factor_of.tolist()),
             d.n_categories, d.n_rows, int(d.row.size), d.blocks, len(jd.metrics), errors,
-            parameterization)
+            parameterization, int(method_factors))
 
 
 def resolve_parameterization(jd: JointData, errors: str, parameterization: str) -> str:
@@ -175,7 +176,7 @@ def _metric_priors(M: int, F: int):
     return a, b, sd
 
 
-def build_marginal_joint_model(jd: JointData) -> Any:
+def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
     r"""The joint model with the traits integrated out (normal errors, complete scores).
 
     With :math:`f_n \sim N(0, \Psi)`, :math:`x_n = a + B f_n + e_n`,
@@ -195,6 +196,12 @@ def build_marginal_joint_model(jd: JointData) -> Any:
       categories: the ordinal CFA's augmented (GHK) likelihood with each output's box
       moved by its mean (``bayesmeta.validity._ghk``, ``mu``).
 
+    ``method_factors`` :math:`K > 0` adds metric method factors independent of the traits,
+    :math:`x_n = a + B f_n + C h_n + e_n`, :math:`h_n \sim N(0, I_K)`, :math:`C` (M x K)
+    lower-triangular with a positive diagonal (rotation fixed): the same algebra with
+    :math:`[B, C]` and :math:`\operatorname{blockdiag}(\Psi, I_K)`, the ratings
+    conditioned on the trait block of :math:`m_n` and :math:`V`.
+
     The traits given :math:`y^*` and :math:`x` are normal with mean
     :math:`m_n + A e_n` (:math:`A = V\Lambda^\top L^{-\top}`, :math:`LL^\top` the
     conditional covariance above, :math:`e_n` the GHK innovations), stored as
@@ -213,9 +220,15 @@ def build_marginal_joint_model(jd: JointData) -> Any:
     M = len(jd.metrics)
     if not jd.observed.all():
         raise ValueError("the marginal joint model needs every metric score observed.")
+    K = int(method_factors)
+    if not 0 <= K < M:
+        raise ValueError(f"method_factors must be an integer in [0, {M - 1}] (fewer than the "
+                         f"{M} metrics), got {method_factors!r}.")
+    Q = F + K
     vals = model_data(jd, "marginal")
-    coords = {**model_coords(d), "metric": list(jd.metrics)}
-    eye_f = np.eye(F)
+    coords = {**model_coords(d), "metric": list(jd.metrics),
+              "method": [f"method{k + 1}" for k in range(K)]}
+    eye_f, eye_q = np.eye(F), np.eye(Q)
     with pm.Model(coords=coords) as model:
         # PyMC stores integer data as int32; the kernel reads int64
         lo = pt.cast(pm.Data("lo_slot", vals["lo_slot"], dims=("output", "indicator")),
@@ -229,20 +242,33 @@ def build_marginal_joint_model(jd: JointData) -> Any:
         # ---- the metrics, traits integrated out (Woodbury) ------------------------------
         w = sd**-2  # (M,)
         r = x - a[None, :]  # (N, M)
-        G = b.T * w[None, :]  # (F, M): B' D^-1
         chol_inv = solve_triangular(chol, eye_f, lower=True)
-        P = chol_inv.T @ chol_inv + G @ b  # Psi^-1 + B' D^-1 B
+        prior_prec = chol_inv.T @ chol_inv  # Psi^-1
+        bt = b
+        if K:
+            lower = np.tril(np.ones((M, K)), -1)
+            free = pm.Normal("method_loading_free", 0.0, 1.0, shape=(M, K),
+                             initval=np.zeros((M, K)))
+            diag = pm.HalfNormal("method_loading_diag", 1.0, shape=K,
+                                 initval=np.full(K, 0.5))
+            C = pm.Deterministic("method_loading", free * lower + np.eye(M, K) * diag,
+                                 dims=("metric", "method"))
+            bt = pt.concatenate([b, C], axis=1)  # (M, Q)
+            prior_prec = pt.set_subtensor(pt.zeros((Q, Q))[:F, :F], prior_prec)
+            prior_prec = prior_prec + np.diag(np.r_[np.zeros(F), np.ones(K)])
+        G = bt.T * w[None, :]  # (Q, M): [B, C]' D^-1
+        P = prior_prec + G @ bt  # blockdiag(Psi, I)^-1 + [B, C]' D^-1 [B, C]
         LP = cholesky(P)
-        h = solve_triangular(LP, (r @ G.T).T, lower=True)  # (F, N)
-        m = solve_triangular(LP.T, h, lower=False).T  # (N, F): V g_n
+        h = solve_triangular(LP, (r @ G.T).T, lower=True)  # (Q, N)
+        m = solve_triangular(LP.T, h, lower=False).T[:, :F]  # (N, F): traits given x
         logdet = (pt.sum(pt.log(sd**2)) + 2 * pt.sum(pt.log(pt.diagonal(chol)))
                   + 2 * pt.sum(pt.log(pt.diagonal(LP))))
         quad = pt.sum(r**2 * w[None, :]) - pt.sum(h**2)
         pm.Potential("metric_loglik",
                      -0.5 * (N * M * np.log(2 * np.pi) + N * logdet + quad))
         # ---- the ratings given the metrics ----------------------------------------------
-        Vh = solve_triangular(LP, eye_f, lower=True)  # V = Vh' Vh
-        lv = lam @ Vh.T  # (J, F)
+        Vh = solve_triangular(LP, eye_q, lower=True)[:, :F]  # traits' V = Vh' Vh
+        lv = lam @ Vh.T  # (J, Q)
         L = cholesky(lv @ lv.T + pt.diag(1.0 - lstd**2))
         cuts = padded_cutpoints(tau)
         mu = m @ lam.T  # (N, J)
@@ -276,6 +302,17 @@ def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.
     # (Psi^-1 + B' D^-1 B + Lambda' diag(1 - lambda^2)^-1 Lambda)^-1
     prec = (np.linalg.inv(psi) + np.einsum("smf,sm,smg->sfg", b, sd**-2, b)
             + np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam))
+    if "method_loading" in posterior:  # (traits, method factors) jointly, traits' block
+        c = posterior["method_loading"].transpose("chain", "draw", "metric", "method")
+        c = c.values.reshape(C * S, -1, c.sizes["method"])
+        K = c.shape[-1]
+        full = np.zeros((C * S, F + K, F + K))
+        full[:, :F, :F] = prec
+        bc = np.einsum("smf,sm,smk->sfk", b, sd**-2, c)
+        full[:, :F, F:] = bc
+        full[:, F:, :F] = np.swapaxes(bc, 1, 2)
+        full[:, F:, F:] = np.eye(K) + np.einsum("smk,sm,sml->skl", c, sd**-2, c)
+        prec = np.linalg.inv(np.linalg.inv(full)[:, :F, :F])
     cond = np.linalg.inv(prec)
     chol = np.linalg.cholesky(0.5 * (cond + np.swapaxes(cond, 1, 2)))
     rng = np.random.default_rng([seed, 20261127])
@@ -351,18 +388,26 @@ def metric_log_likelihood(posterior: xr.Dataset, jd: JointData) -> xr.DataArray:
 
 def estimand_draws(posterior: xr.Dataset) -> dict[str, np.ndarray]:
     r"""Standardized estimands per draw from the model-implied variance of each metric,
-    :math:`V_m = b_m^\top \Psi b_m + \sigma_m^2`: ``beta`` :math:`b_m / \sqrt{V_m}`
-    (C, D, M, T), ``r2`` :math:`b_m^\top\Psi b_m / V_m`, ``error_share``
-    :math:`\sigma_m^2 / V_m` (C, D, M), ``r`` :math:`\Psi \beta_m` (C, D, M, T)."""
+    :math:`V_m = b_m^\top \Psi b_m + c_m^\top c_m + \sigma_m^2` (:math:`c_m` its method
+    loadings, if any): ``beta`` :math:`b_m / \sqrt{V_m}` (C, D, M, T), ``r2``
+    :math:`b_m^\top\Psi b_m / V_m`, ``error_share`` :math:`\sigma_m^2 / V_m` (C, D, M),
+    ``r`` :math:`\Psi \beta_m` (C, D, M, T), and with method factors ``method_share``
+    :math:`c_m^\top c_m / V_m`."""
     b = posterior["metric_loading"].transpose("chain", "draw", "metric", "trait").values
     sd = posterior["error_sd"].transpose("chain", "draw", "metric").values
     psi = posterior["factor_corr"].transpose("chain", "draw", "trait", "trait2").values
     rb = np.einsum("cdst,cdmt->cdms", psi, b)
     quad = np.einsum("cdmt,cdmt->cdm", b, rb)
-    var = quad + sd**2
+    method = (np.square(posterior["method_loading"].transpose("chain", "draw", "metric",
+                                                              "method").values).sum(-1)
+              if "method_loading" in posterior else np.zeros_like(sd))
+    var = quad + method + sd**2
     root = np.sqrt(var)
-    return {"beta": b / root[..., None], "r": rb / root[..., None], "r2": quad / var,
-            "error_share": sd**2 / var}
+    out = {"beta": b / root[..., None], "r": rb / root[..., None], "r2": quad / var,
+           "error_share": sd**2 / var}
+    if "method_loading" in posterior:
+        out["method_share"] = method / var
+    return out
 
 
 def reported_dataset(idata: Any) -> xr.Dataset:
@@ -378,6 +423,8 @@ def reported_dataset(idata: Any) -> xr.Dataset:
         "error_sd": post["error_sd"], "metric_loading": post["metric_loading"],
         "loading_std": post["loading_std"], "factor_corr": post["factor_corr"],
     })
+    if "method_share" in parts:  # rotation-invariant; the method loadings themselves not
+        ds["method_share"] = (dims[:3], parts["method_share"])
     return ds
 
 

@@ -146,6 +146,11 @@ class JointValidityResult(Result):
         and read the k diagnostics)."""
         import arviz as az
 
+        if "method_loading" in self.idata.posterior:
+            raise ValueError("loo() is not available with method factors: given its traits "
+                             "an output's metric scores are then correlated (through the "
+                             "method factors), which the pointwise density here does not "
+                             "model. Compare fits without method_factors.")
         ll = metric_log_likelihood(self.idata.posterior, self._joint())
         sub = az.InferenceData(posterior=self.idata.posterior[["error_sd"]],
                                log_likelihood=xr.Dataset({"metric_score": ll}))
@@ -170,7 +175,8 @@ def frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:
 
 def _rows(beta: np.ndarray, r: np.ndarray, r2: np.ndarray, err: np.ndarray,
           errvar: np.ndarray, traits: list[str], metrics: Sequence[str],
-          claimed: Mapping[str, str]) -> tuple[list[tuple[str, str, str]], np.ndarray]:
+          claimed: Mapping[str, str], method: np.ndarray | None = None
+          ) -> tuple[list[tuple[str, str, str]], np.ndarray]:
     """The rows of metric_variance's table (same order) from (C, D, M[, T]) draws, and the
     extra ``error_variance`` row per metric."""
     keys: list[tuple[str, str, str]] = []
@@ -182,6 +188,9 @@ def _rows(beta: np.ndarray, r: np.ndarray, r2: np.ndarray, err: np.ndarray,
     for j, m in enumerate(metrics):
         keys += [("r_squared", "", m), ("error_share", "", m), ("error_variance", "", m)]
         vals += [r2[..., j], err[..., j], errvar[..., j]]
+        if method is not None:
+            keys.append(("method_share", "", m))
+            vals.append(method[..., j])
         if m in claimed:
             c = traits.index(claimed[m])
             share = beta[..., j, c] * r[..., j, c]
@@ -205,6 +214,7 @@ def joint_metric_variance(
     random_seed: int | None = None,
     progress: bool | None = None,
     parameterization: str = "auto",
+    method_factors: int = 0,
 ) -> JointValidityResult:
     r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
 
@@ -218,7 +228,12 @@ def joint_metric_variance(
     sampling, else ``"noncentred"`` (the traits sampled; ``"centred"``: sampled as
     N(0, Psi) themselves; see :func:`bayesmeta.validity._cfa_build.build_model`). The
     three give the same posterior; the one used is recorded in ``info["method"]`` and the
-    posterior's attributes.
+    posterior's attributes. ``method_factors``: K metric method factors independent of the
+    traits (``parameterization="marginal"`` only; see
+    :func:`~bayesmeta.validity._joint_build.build_marginal_joint_model`): the metrics'
+    common variance beyond the traits, reported as ``method_share``; without them a large
+    common metric factor can bend the traits towards the metrics (``models/
+    metric_validity.md``).
 
     Examples
     --------
@@ -252,11 +267,15 @@ def joint_metric_variance(
     traits = list(jd.design.factors)
     claimed = _claims(data, list(jd.metrics), traits, claims)
     param = resolve_parameterization(jd, errors, parameterization)
+    K = method_factors
+    if K and param != "marginal":
+        raise ValueError(f"method_factors={K} needs parameterization='marginal' (normal "
+                         f"errors, every metric scored); this fit resolves to {param!r}.")
     t0 = time.perf_counter()
     if param == "marginal":
-        model = cached_model(model_key(jd, errors, param),
-                             lambda: build_marginal_joint_model(jd))
-        trace = list(MARGINAL_TRACE)
+        model = cached_model(model_key(jd, errors, param, K),
+                             lambda: build_marginal_joint_model(jd, method_factors=K))
+        trace = [v for v in MARGINAL_TRACE if v != "method_loading" or K]
     else:
         model = cached_model(model_key(jd, errors, param),
                              lambda: build_joint_model(jd, errors=errors,
@@ -280,16 +299,19 @@ def joint_metric_variance(
     post["error_variance"] = (post["error_sd"] * scale) ** 2
     post["validity_coefficient"] = (("chain", "draw", "metric", "trait"), parts["beta"])
     post["error_share"] = (("chain", "draw", "metric"), parts["error_share"])
+    if "method_share" in parts:
+        post["method_share"] = (("chain", "draw", "metric"), parts["method_share"])
     idata.posterior = post
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         conv = check_convergence(idata, ["validity_coefficient", "error_share", "error_sd",
-                                         "metric_loading", "loading_std", "factor_corr"])
+                                         "metric_loading", "loading_std", "factor_corr"]
+                                 + (["method_share"] if "method_share" in parts else []))
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
     keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
                        post["error_variance"].transpose("chain", "draw", "metric").values,
-                       traits, jd.metrics, claimed)
+                       traits, jd.metrics, claimed, parts.get("method_share"))
     da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
     table = frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
                                                                               names=INDEX))
@@ -310,7 +332,8 @@ def joint_metric_variance(
     info = {"data": select.describe(data),
             "model": " ; ".join(f"{t} =~ {' + '.join(jd.spec.indicators(t))}"
                                 for t in traits),
-            "metrics": f"{len(jd.metrics)} (standardized; {errors} errors)",
+            "metrics": f"{len(jd.metrics)} (standardized; {errors} errors"
+                       + (f"; {K} method factor(s)" if K else "") + ")",
             "method": ("traits integrated out of the sampler (marginal), drawn after "
                        "sampling" if param == "marginal" else
                        f"traits sampled ({param})"),
