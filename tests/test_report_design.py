@@ -31,7 +31,9 @@ def _parse(argv):
 
 def _masked(text: str) -> str:
     """A report's text or HTML with what differs between two runs of the same report (the
-    seconds each section took, the output path) masked."""
+    seconds each section took, the output path, the minute it was created: two runs can
+    straddle a minute) masked."""
+    text = re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", "<created>", text)
     text = re.sub(r"\d+(\.\d+)? ?(s|ms)\b", "<time>", text)
     return re.sub(r"report written to .*", "", text)
 
