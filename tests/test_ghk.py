@@ -96,6 +96,15 @@ def test_ghk_identity_against_multivariate_normal_box_probability():
     assert abs(probs.mean() - ref) < 4 * se + 1e-4
 
 
+def _central_difference(f, args0, i, idx, eps=1e-6):
+    """Central difference of ``f(*args)[0]`` in entry ``idx`` of argument ``i``."""
+    up = [a.copy() for a in args0]
+    dn = [a.copy() for a in args0]
+    up[i][idx] += eps
+    dn[i][idx] -= eps
+    return (f(*up)[0] - f(*dn)[0]) / (2 * eps)
+
+
 @pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
 def test_gradient_matches_finite_differences(mode):
     import pytensor.tensor as pt
@@ -112,17 +121,11 @@ def test_gradient_matches_finite_differences(mode):
     out = f(L0, cuts0, u0)
     args0 = [L0, cuts0, u0]
 
-    def numeric(i, idx, eps=1e-6):
-        up = [a.copy() for a in args0]
-        dn = [a.copy() for a in args0]
-        up[i][idx] += eps
-        dn[i][idx] -= eps
-        return (f(*up)[0] - f(*dn)[0]) / (2 * eps)
-
     checks = [(0, (3, 1)), (0, (4, 4)), (0, (2, 0)), (1, (0, 1)), (1, (3, 3)),
               (1, (4, 2)), (2, (0, 0)), (2, (10, 3)), (2, (3, 2))]
     for i, idx in checks:
-        assert out[1 + i][idx] == pytest.approx(numeric(i, idx), rel=1e-5, abs=1e-6), (i, idx)
+        ref = _central_difference(f, args0, i, idx)
+        assert out[1 + i][idx] == pytest.approx(ref, rel=1e-5, abs=1e-6), (i, idx)
 
 
 def test_shifted_box_equals_moved_cut_points():
@@ -156,18 +159,13 @@ def test_shifted_gradient_matches_finite_differences(mode):
     args0 = [L0, cuts0, u0, mu0]
     out = f(*args0)
 
-    def numeric(i, idx, eps=1e-6):
-        up = [a.copy() for a in args0]
-        dn = [a.copy() for a in args0]
-        up[i][idx] += eps
-        dn[i][idx] -= eps
-        return (f(*up)[0] - f(*dn)[0]) / (2 * eps)
-
     checks = [(0, (3, 1)), (0, (4, 4)), (1, (0, 1)), (1, (3, 3)), (2, (10, 3))]
     for i, idx in checks:
-        assert out[1 + i][idx] == pytest.approx(numeric(i, idx), rel=1e-5, abs=1e-6), (i, idx)
+        ref = _central_difference(f, args0, i, idx)
+        assert out[1 + i][idx] == pytest.approx(ref, rel=1e-5, abs=1e-6), (i, idx)
     # every entry of the mean, boxes reflected (a + b > 0) or not
-    num = np.array([[numeric(3, (n, j)) for j in range(5)] for n in range(30)])
+    num = np.array([[_central_difference(f, args0, 3, (n, j)) for j in range(5)]
+                    for n in range(30)])
     np.testing.assert_allclose(out[4], num, rtol=1e-5, atol=1e-6)
 
 

@@ -211,7 +211,7 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
     """
     import pymc as pm
     import pytensor.tensor as pt
-    from pytensor.tensor.slinalg import solve_triangular
+    from pytensor.tensor.slinalg import block_diag, solve_triangular
 
     from bayesmeta.validity._ghk import cholesky, ghk_innovations, ghk_loglik
 
@@ -254,8 +254,7 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
             C = pm.Deterministic("method_loading", free * lower + np.eye(M, K) * diag,
                                  dims=("metric", "method"))
             bt = pt.concatenate([b, C], axis=1)  # (M, Q)
-            prior_prec = pt.set_subtensor(pt.zeros((Q, Q))[:F, :F], prior_prec)
-            prior_prec = prior_prec + np.diag(np.r_[np.zeros(F), np.ones(K)])
+            prior_prec = block_diag(prior_prec, np.eye(K))
         G = bt.T * w[None, :]  # (Q, M): [B, C]' D^-1
         P = prior_prec + G @ bt  # blockdiag(Psi, I)^-1 + [B, C]' D^-1 [B, C]
         LP = cholesky(P)
@@ -298,22 +297,18 @@ def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.
     lstd, psi = lstd.reshape(C * S, -1), psi.reshape(C * S, F, F)
     b, sd = b.reshape(C * S, -1, F), sd.reshape(C * S, -1)
     lam = lstd[:, :, None] * np.eye(F)[d.factor_of][None]  # (S, J, F)
-    # V - A A' in its precision form (positive definite by construction):
-    # (Psi^-1 + B' D^-1 B + Lambda' diag(1 - lambda^2)^-1 Lambda)^-1
-    prec = (np.linalg.inv(psi) + np.einsum("smf,sm,smg->sfg", b, sd**-2, b)
-            + np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam))
-    if "method_loading" in posterior:  # (traits, method factors) jointly, traits' block
+    if "method_loading" in posterior:
         c = posterior["method_loading"].transpose("chain", "draw", "metric", "method")
-        c = c.values.reshape(C * S, -1, c.sizes["method"])
-        K = c.shape[-1]
-        full = np.zeros((C * S, F + K, F + K))
-        full[:, :F, :F] = prec
-        bc = np.einsum("smf,sm,smk->sfk", b, sd**-2, c)
-        full[:, :F, F:] = bc
-        full[:, F:, :F] = np.swapaxes(bc, 1, 2)
-        full[:, F:, F:] = np.eye(K) + np.einsum("smk,sm,sml->skl", c, sd**-2, c)
-        prec = np.linalg.inv(np.linalg.inv(full)[:, :F, :F])
-    cond = np.linalg.inv(prec)
+        bt = np.concatenate([b, c.values.reshape(C * S, -1, c.sizes["method"])], axis=-1)
+    else:
+        bt = b
+    # V - A A' in its precision form (positive definite by construction), the traits'
+    # block of (blockdiag(Psi, I)^-1 + [B, C]' D^-1 [B, C] + Lambda' Theta^-1 Lambda)^-1
+    prec = np.einsum("smf,sm,smg->sfg", bt, sd**-2, bt)
+    prec[:, :F, :F] += (np.linalg.inv(psi)
+                        + np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam))
+    prec[:, F:, F:] += np.eye(bt.shape[-1] - F)
+    cond = np.linalg.inv(prec)[:, :F, :F]
     chol = np.linalg.cholesky(0.5 * (cond + np.swapaxes(cond, 1, 2)))
     rng = np.random.default_rng([seed, 20261127])
     z = rng.standard_normal((C * S, d.n_rows, F))
