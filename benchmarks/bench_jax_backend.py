@@ -57,11 +57,13 @@ def _devices(backend: str) -> str:
     return ", ".join(f"{d.platform}:{d.device_kind}" for d in jax.devices())
 
 
-def _data(model: str):
+def _data(model: str, size: tuple[int, int] = (10, 40)):
     from bayesmeta.simulate import simulate_rater, simulate_summeval
 
     if model == "rater":
-        return simulate_rater(1, n_systems=10, n_items=40, n_raters=3, traits=("COH", "CON"))
+        traits = ("COH", "CON") if size == (10, 40) else TRAITS
+        return simulate_rater(1, n_systems=size[0], n_items=size[1], n_raters=3,
+                              traits=traits)
     return simulate_summeval(7, n_systems=8, n_items=30, system_share=1e-6, n_metrics=1)
 
 
@@ -80,8 +82,8 @@ def _fit(model: str, data, backend: str, seed: int, fixed: tuple[int, int] | Non
 
 
 def run(model: str, backend: str, seed: int, out: Path,
-        fixed: tuple[int, int] | None = None) -> dict:
-    data = _data(model)
+        fixed: tuple[int, int] | None = None, size: tuple[int, int] = (10, 40)) -> dict:
+    data = _data(model, size)
     load = [round(x, 2) for x in os.getloadavg()]
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -94,6 +96,7 @@ def run(model: str, backend: str, seed: int, out: Path,
     sampling_s = float(attrs.get("seconds_sampling", np.nan))
     line = {
         "model": model, "backend": backend, "seed": seed, "devices": _devices(backend),
+        "size": dict(data.sizes),
         "sampling": "defaults" if fixed is None else f"fixed: tune {fixed[0]}, draws "
                                                      f"{fixed[1]}",
         "machine": f"{platform.node()} ({os.cpu_count()} cpus)",
@@ -156,13 +159,17 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--fixed", nargs=2, type=int, metavar=("TUNE", "DRAWS"), default=None,
                     help="a fixed length instead of the adaptive default (bounded time)")
+    ap.add_argument("--rater-size", nargs=2, type=int, metavar=("SYSTEMS", "ITEMS"),
+                    default=(10, 40), help="rater model: systems x items (other than 10 x "
+                    "40: four traits, SummEval's shape at 16 x 100)")
     ap.add_argument("--compare", action="store_true")
     args = ap.parse_args()
     if not args.compare:
         for model in args.models:
             for backend in args.backends:
                 run(model, backend, args.seed, args.out,
-                    None if args.fixed is None else tuple(args.fixed))
+                    None if args.fixed is None else tuple(args.fixed),
+                    tuple(args.rater_size))
     if args.out.exists():
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(compare(args.out).to_string(index=False))
