@@ -193,6 +193,72 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
     return compiled, seconds
 
 
+#: Half-width of the uniform jitter (unconstrained scale) around ``initial_values``.
+START_JITTER = 0.1
+
+
+def unconstrained_start(model: Any, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """``values`` (free variables on their own scale, keyed by name) on the sampler's
+    unconstrained scale, keyed by value-variable name (``error_sd`` -> ``error_sd_log__``).
+    Raises on a name that is not a free variable or a value of the wrong shape."""
+    import pytensor.tensor as pt
+
+    free = {rv.name: rv for rv in model.free_RVs}
+    start = model.initial_point()
+    out: dict[str, np.ndarray] = {}
+    for name, value in values.items():
+        rv = free.get(name)
+        if rv is None:
+            raise ValueError(f"initial_values: {name!r} is not a free variable of the model "
+                             f"(free: {', '.join(sorted(free))}).")
+        vname = model.rvs_to_values[rv].name
+        arr = np.asarray(value, dtype=float)
+        transform = model.rvs_to_transforms.get(rv)
+        if transform is not None:
+            arr = np.asarray(transform.forward(pt.as_tensor(arr), *rv.owner.inputs).eval(),
+                             dtype=float)
+        if arr.shape != start[vname].shape:
+            raise ValueError(f"initial_values[{name!r}] has shape {np.shape(value)}, the "
+                             f"variable {start[vname].shape}.")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"initial_values[{name!r}] is outside the variable's support "
+                             f"(non-finite on the unconstrained scale).")
+        out[vname] = arr
+    return out
+
+
+def _start_at(compiled: Any, model: Any, values: Mapping[str, Any]) -> Any:
+    """nutpie's compiled model with its chains started at ``values`` (see
+    :func:`sample`): the model's own start function, then the given variables' slots
+    replaced by their unconstrained values plus U(-START_JITTER, START_JITTER)."""
+    import dataclasses
+
+    target = unconstrained_start(model, values)
+    start = model.initial_point()
+    slots, cursor = {}, 0
+    for rv in model.free_RVs:  # nutpie's flat layout: the free variables in model order
+        vname = model.rvs_to_values[rv].name
+        size = int(np.prod(start[vname].shape))
+        slots[vname] = slice(cursor, cursor + size)
+        cursor += size
+    field = ("initial_point_func" if hasattr(compiled, "initial_point_func")
+             else "_make_initial_points")
+    base = getattr(compiled, field)
+
+    def start_fn(seed: Any = None) -> np.ndarray:
+        flat = np.array(base(seed), dtype="float64")
+        if flat.size != cursor:
+            raise RuntimeError(f"nutpie's start vector has {flat.size} entries, the model's "
+                               f"free variables {cursor}.")
+        rng = np.random.default_rng(seed)
+        for vname, arr in target.items():
+            sl = slots[vname]
+            flat[sl] = arr.ravel() + rng.uniform(-START_JITTER, START_JITTER, sl.stop - sl.start)
+        return flat
+
+    return dataclasses.replace(compiled, **{field: start_fn})
+
+
 def is_compiled(model: Any, var_names: Sequence[str] | None = None) -> bool:
     """True when nutpie has already compiled ``model`` in this session (cheap refits)."""
     entry = _COMPILED.get(_compile_key(model, var_names))
@@ -219,6 +285,7 @@ def sample(
     attrs: Mapping[str, Any] | None = None,
     var_names: Sequence[str] | None = None,
     reported: Reported | None = None,
+    initial_values: Mapping[str, Any] | None = None,
 ) -> Any:
     r"""Draw from the posterior of a PyMC model with nutpie (default) or PyMC's NUTS.
 
@@ -253,6 +320,13 @@ def sample(
         R-hat and bulk and tail ESS are what is checked. Without it (or with
         ``adaptive=False``, fast mode, or ``sampler="pymc"``) exactly ``draws`` draws are
         taken.
+    initial_values : dict, optional
+        Starting values of free variables on their own (constrained) scale, keyed by
+        variable name: every chain starts there plus a uniform jitter of
+        :data:`START_JITTER` in the unconstrained space (different per chain; seeded). The
+        other variables start at the model's initial values with nutpie's U(-1, 1) jitter.
+        A model function passes a cheap moment-based solution where starting from the
+        prior lets chains settle in poor local modes (``models/metric_validity.md``).
 
     Returns
     -------
@@ -310,6 +384,8 @@ def sample(
                                                                 opts.backend)
         if data:
             compiled = compiled.with_data(**data)
+        if initial_values:
+            compiled = _start_at(compiled, model, initial_values)
         kwargs = _nutpie_kwargs(opts, seed, bool(progress))
         with _blas_threads(1), warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -339,6 +415,7 @@ def sample(
                     target_accept=opts.target_accept, max_treedepth=opts.max_treedepth,
                     compute_convergence_checks=False, return_inferencedata=True,
                     var_names=None if var_names is None else list(var_names),
+                    initvals=dict(initial_values) if initial_values else None,
                 )
         seconds["seconds_sampling"] = time.perf_counter() - t0
     return _finalise(idata, opts, seed=seed, adaptive=adaptive, stop_reason=stop_reason,

@@ -74,8 +74,11 @@ def _commit() -> str:
     return out
 
 
-def _fit(function: str, data, seed: int, sampling: dict | None = None):
+def _fit(function: str, data, seed: int, sampling: dict | None = None,
+         rater_parameterization: str | None = None):
     extra = {} if sampling is None else {"sampling": sampling}
+    if rater_parameterization and function == "rater":
+        extra["parameterization"] = rater_parameterization
     if function == "cfa":
         return bm.cfa(FOUR, data, estimator="bayes", random_seed=seed, **extra)
     if function == "rater":
@@ -155,6 +158,8 @@ def main() -> None:
     ap.add_argument("--compare", nargs=2, metavar=("LABEL_A", "LABEL_B"))
     ap.add_argument("--sampling", type=json.loads, default=None,
                     help="sampling= of the fits as JSON (default: the function's defaults)")
+    ap.add_argument("--rater-parameterization", default=None,
+                    help="parameterization= of bm.rater_bias (default: its default)")
     args = ap.parse_args()
     if args.compare:
         with pd.option_context("display.width", 150):
@@ -172,9 +177,12 @@ def main() -> None:
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = _fit(function, data, seed, args.sampling)
+                res = _fit(function, data, seed, args.sampling,
+                           args.rater_parameterization)
             line = record(function, res, seed, time.perf_counter() - t0, load_start, label)
             line["sampling"] = args.sampling or "defaults"
+            if function == "rater" and args.rater_parameterization:
+                line["parameterization"] = args.rater_parameterization
             with args.out.open("a") as fh:
                 fh.write(json.dumps(line) + "\n")
             tab = res.summary()

@@ -12,6 +12,7 @@ that does not depend on the machine's load), seconds per phase and the load aver
         --params noncentred centred
     nice python benchmarks/joint_parameterisation.py summeval --seeds 1 --params centred \
         [--metrics 43] [--method-factors 2] [--sampling '{"adaptive": false, "draws": 200}']
+        [--init random]
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _data(what: str, seed: int, n_metrics: int | None):
 
 
 def one(what: str, seed: int, param: str, n_metrics: int | None, method_factors: int = 0,
-        sampling: dict | None = None) -> dict:
+        sampling: dict | None = None, init: str = "moments") -> dict:
     ds, model, metrics = _data(what, seed, n_metrics)
     load = [round(x, 2) for x in os.getloadavg()]
     t0 = time.perf_counter()
@@ -55,7 +56,7 @@ def one(what: str, seed: int, param: str, n_metrics: int | None, method_factors:
         warnings.simplefilter("always")
         res = joint_metric_variance(ds, model, metrics=metrics, random_seed=seed,
                                     parameterization=param, method_factors=method_factors,
-                                    sampling=sampling,
+                                    sampling=sampling, init=init,
                                     claims={"SummaQA": "con"} if what == "summeval" else None)
     secs = time.perf_counter() - t0
     post, stats = res.idata.posterior, res.idata.sample_stats
@@ -63,11 +64,14 @@ def one(what: str, seed: int, param: str, n_metrics: int | None, method_factors:
     steps = next((k for k in ("n_steps", "tree_size") if k in stats), None)
     return {"what": what, "seed": seed, "parameterization": param,
             "method_factors": method_factors, "sampling": sampling or "defaults",
+            "init": init,
             "n_metrics": len(res._jd.metrics), "seconds": round(secs, 1),
             "loadavg_start": load, "loadavg_end": [round(x, 2) for x in os.getloadavg()],
             "max_r_hat": float(np.nanmax(tab["r_hat"])),
             "argmax_r_hat": "/".join(map(str, tab["r_hat"].idxmax())),
             "loading_std_by_chain": post["loading_std"].mean("draw").round(3).values.tolist(),
+            "mean_logp_by_chain": (stats["logp"].mean("draw").round(1).values.tolist()
+                                   if "logp" in stats else None),
             "min_ess_bulk": float(np.nanmin(tab["ess_bulk"])),
             "min_ess_tail": float(np.nanmin(tab["ess_tail"])),
             "divergences": int(stats["diverging"].sum()),
@@ -100,10 +104,12 @@ def main() -> None:
     ap.add_argument("--method-factors", type=int, default=0)
     ap.add_argument("--sampling", type=json.loads, default=None,
                     help='sampler options as JSON, e.g. \'{"adaptive": false, "draws": 200}\'')
+    ap.add_argument("--init", choices=("moments", "random"), default="moments")
     a = ap.parse_args()
     for seed in a.seeds:
         for param in a.params:
-            rec = one(a.what, seed, param, a.metrics, a.method_factors, a.sampling)
+            rec = one(a.what, seed, param, a.metrics, a.method_factors, a.sampling,
+                      a.init)
             print(json.dumps(rec), flush=True)
             with open(a.out, "a") as fh:
                 fh.write(json.dumps(rec) + "\n")

@@ -125,8 +125,9 @@ def test_metric_log_density_equals_scipy(small, errors):
     assert np.isfinite(logp(point))
 
 
-@pytest.mark.parametrize("method_factors", [0, 1])
-def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_factors):
+@pytest.mark.parametrize(("method_factors", "leaders"), [(0, None), (1, None), (1, (2,))])
+def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_factors,
+                                                               leaders):
     """The traits-integrated-out model at a random point, against the joint normal
     distribution of (f, y*, x) written out directly (no Woodbury identity, no shifted
     box): its metric Potential equals scipy's multivariate normal log density of the
@@ -139,7 +140,7 @@ def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_fac
     from bayesmeta.validity._joint_build import build_marginal_joint_model, prepare
 
     jd = prepare(small, TWO, None, None, "first")
-    model = build_marginal_joint_model(jd, method_factors=method_factors)
+    model = build_marginal_joint_model(jd, method_factors=method_factors, leaders=leaders)
     point = model.initial_point()
     rng = np.random.default_rng(4)
     fixed = {"metric_intercept", "metric_loading", "error_sd_log__", "latent_u_interval__",
@@ -172,7 +173,8 @@ def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_fac
     sxx = b @ psi @ b.T + np.diag(sd**2)
     if method_factors:
         c = v["method_loading"]
-        assert c[0, 0] > 0 and np.abs(c[1:]).max() > 0.05
+        lead = 0 if leaders is None else leaders[0]  # the leader's loading is positive
+        assert c[lead, 0] > 0 and np.abs(np.delete(c, lead, axis=0)).max() > 0.05
         sxx = sxx + c @ c.T
     r = x - v["metric_intercept"]
     ref_x = stats.multivariate_normal(np.zeros(3), sxx).logpdf(r).sum()

@@ -164,6 +164,9 @@ PARAMETERIZATIONS: dict[str, dict[str, str]] = {
                                            "quality": "noncentred", "items": "noncentred"},
     "rater_units_fixed_middle": {"units": "rater", "scales": "fixed", "quality": "centred",
                                  "thresholds": "middle"},
+    "rater_units_fixed_middle_noncentred_items": {"units": "rater", "scales": "fixed",
+                                                  "quality": "centred", "thresholds": "middle",
+                                                  "items": "noncentred"},
 }
 
 #: The parameterization :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.

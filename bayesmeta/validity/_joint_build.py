@@ -153,13 +153,32 @@ def resolve_parameterization(jd: JointData, errors: str, parameterization: str) 
     return parameterization
 
 
-def model_data(jd: JointData, parameterization: str = "noncentred"
-               ) -> dict[str, np.ndarray]:
-    """Values of the model's data containers."""
+def method_structure(M: int, leaders: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The (M, K) free-entry mask and diagonal-position matrix of the method loadings
+    ``C``: leader ``k`` (metric ``leaders[k]``) loads on factors ``0..k`` only, with a
+    positive loading on factor ``k`` (the lower-triangular rotation with the leaders as the
+    first rows); every other metric loads freely."""
+    K = len(leaders)
+    mask = np.ones((M, K))
+    pivot = np.zeros((M, K))
+    for k, j in enumerate(leaders):
+        mask[j, k:] = 0.0
+        pivot[j, k] = 1.0
+    return mask, pivot
+
+
+def model_data(jd: JointData, parameterization: str = "noncentred",
+               leaders: Sequence[int] = ()) -> dict[str, np.ndarray]:
+    """Values of the model's data containers (``leaders``: the method factors' leading
+    metrics, :func:`method_structure`)."""
     obs = jd.observed
     if parameterization == "marginal":
         lo, hi = category_slots(jd.design)
-        return {"lo_slot": lo, "hi_slot": hi, "metric_score": jd.x}
+        out = {"lo_slot": lo, "hi_slot": hi, "metric_score": jd.x}
+        if len(leaders):
+            out["method_mask"], out["method_pivot"] = method_structure(len(jd.metrics),
+                                                                       leaders)
+        return out
     return {"obs_row": jd.design.row, "obs_ind": jd.design.ind, "obs_cat": jd.design.cat,
             "metric_score": np.where(obs, jd.x, 0.0), "metric_observed": obs.astype(float)}
 
@@ -176,7 +195,8 @@ def _metric_priors(M: int, F: int):
     return a, b, sd
 
 
-def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
+def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
+                               leaders: Sequence[int] | None = None) -> Any:
     r"""The joint model with the traits integrated out (normal errors, complete scores).
 
     With :math:`f_n \sim N(0, \Psi)`, :math:`x_n = a + B f_n + e_n`,
@@ -198,7 +218,12 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
 
     ``method_factors`` :math:`K > 0` adds metric method factors independent of the traits,
     :math:`x_n = a + B f_n + C h_n + e_n`, :math:`h_n \sim N(0, I_K)`, :math:`C` (M x K)
-    lower-triangular with a positive diagonal (rotation fixed): the same algebra with
+    lower-triangular with a positive diagonal once its rows are ordered with the K
+    ``leaders`` first (rotation and signs fixed; default the first K metrics; the public
+    function picks metrics with large, distinct method loadings, so that no diagonal
+    entry sits near 0, where its sign would be weakly identified;
+    :func:`method_structure`, held in data containers so one compilation serves any
+    leaders): the same algebra with
     :math:`[B, C]` and :math:`\operatorname{blockdiag}(\Psi, I_K)`, the ratings
     conditioned on the trait block of :math:`m_n` and :math:`V`.
 
@@ -225,7 +250,11 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
         raise ValueError(f"method_factors must be an integer in [0, {M - 1}] (fewer than the "
                          f"{M} metrics), got {method_factors!r}.")
     Q = F + K
-    vals = model_data(jd, "marginal")
+    leaders = tuple(range(K)) if leaders is None else tuple(int(j) for j in leaders)
+    if len(leaders) != K or len(set(leaders)) != K or not all(0 <= j < M for j in leaders):
+        raise ValueError(f"leaders must be {K} distinct metric indices in [0, {M}), got "
+                         f"{leaders!r}.")
+    vals = model_data(jd, "marginal", leaders)
     coords = {**model_coords(d), "metric": list(jd.metrics),
               "method": [f"method{k + 1}" for k in range(K)]}
     eye_f, eye_q = np.eye(F), np.eye(Q)
@@ -246,12 +275,13 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0) -> Any:
         prior_prec = chol_inv.T @ chol_inv  # Psi^-1
         bt = b
         if K:
-            lower = np.tril(np.ones((M, K)), -1)
+            mask = pm.Data("method_mask", vals["method_mask"], dims=("metric", "method"))
+            pivot = pm.Data("method_pivot", vals["method_pivot"], dims=("metric", "method"))
             free = pm.Normal("method_loading_free", 0.0, 1.0, shape=(M, K),
                              initval=np.zeros((M, K)))
             diag = pm.HalfNormal("method_loading_diag", 1.0, shape=K,
                                  initval=np.full(K, 0.5))
-            C = pm.Deterministic("method_loading", free * lower + np.eye(M, K) * diag,
+            C = pm.Deterministic("method_loading", free * mask + pivot * diag[None, :],
                                  dims=("metric", "method"))
             bt = pt.concatenate([b, C], axis=1)  # (M, Q)
             prior_prec = block_diag(prior_prec, np.eye(K))

@@ -66,11 +66,14 @@ from bayesmeta.validity._joint_build import (
     residual_correlation_draws,
     resolve_parameterization,
 )
+from bayesmeta.validity._joint_start import auto_method_factors, moment_start
 
 #: Sampler defaults: 4 chains, 500 tuning iterations, then draws until the reported
 #: quantities (validity coefficients, error shares and sds, the CFA's loadings and factor
 #: correlations) reach R-hat <= 1.01 and bulk and tail ESS >= 400, from 500 per chain on.
 DEFAULTS = {"chains": 4, "tune": 500, "draws": 500}
+#: Where the chains start (``init``): a moment-based solution, or PyMC's initial values.
+INITS = ("moments", "random")
 #: The index of the summary (the same as metric_variance's).
 INDEX = ["estimand", "trait", "metric"]
 
@@ -214,7 +217,8 @@ def joint_metric_variance(
     random_seed: int | None = None,
     progress: bool | None = None,
     parameterization: str = "auto",
-    method_factors: int = 0,
+    method_factors: int | str = "auto",
+    init: str = "moments",
 ) -> JointValidityResult:
     r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
 
@@ -233,7 +237,16 @@ def joint_metric_variance(
     :func:`~bayesmeta.validity._joint_build.build_marginal_joint_model`): the metrics'
     common variance beyond the traits, reported as ``method_share``; without them a large
     common metric factor can bend the traits towards the metrics (``models/
-    metric_validity.md``).
+    metric_validity.md``). ``"auto"`` (default): the number of eigenvalues above 2 of the
+    metrics' residual correlations after the traits in a moment solution, at most 4 and a
+    third of the metrics (:func:`~bayesmeta.validity._joint_start.auto_method_factors`;
+    0 where the traits are sampled, with a note when the residuals call for more).
+    ``init``: where the chains start; ``"moments"`` (default) at a moment-based solution
+    with the traits on the experts' ratings
+    (:func:`~bayesmeta.validity._joint_start.moment_start`), each chain jittered, because
+    from the prior's neighbourhood chains can settle in local modes where the traits follow
+    a common metric factor instead; ``"random"``: PyMC's initial values with nutpie's
+    U(-1, 1) jitter. The posterior is the same; R-hat still compares the chains.
 
     Examples
     --------
@@ -261,20 +274,32 @@ def joint_metric_variance(
 
     if errors not in ERRORS:
         raise ValueError(f"errors must be one of {ERRORS}, got {errors!r}.")
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}.")
     options = SamplerOptions.coerce(sampling).resolve(**DEFAULTS)
     seed = resolve_seed(random_seed)
     jd = prepare(data, fit, metrics, run, reference)
     traits = list(jd.design.factors)
     claimed = _claims(data, list(jd.metrics), traits, claims)
     param = resolve_parameterization(jd, errors, parameterization)
-    K = method_factors
+    suggested = auto_method_factors(jd.design, jd.x)
+    if method_factors == "auto":
+        K = suggested if param == "marginal" else 0
+    elif isinstance(method_factors, int | np.integer) and not isinstance(method_factors,
+                                                                         bool):
+        K = int(method_factors)
+    else:
+        raise ValueError(f"method_factors must be 'auto' or an integer, got "
+                         f"{method_factors!r}.")
     if K and param != "marginal":
         raise ValueError(f"method_factors={K} needs parameterization='marginal' (normal "
                          f"errors, every metric scored); this fit resolves to {param!r}.")
     t0 = time.perf_counter()
+    start, leaders = moment_start(jd.design, jd.x, K)
     if param == "marginal":
         model = cached_model(model_key(jd, errors, param, K),
-                             lambda: build_marginal_joint_model(jd, method_factors=K))
+                             lambda: build_marginal_joint_model(jd, method_factors=K,
+                                                                leaders=leaders))
         trace = [v for v in MARGINAL_TRACE if v != "method_loading" or K]
     else:
         model = cached_model(model_key(jd, errors, param),
@@ -283,9 +308,13 @@ def joint_metric_variance(
         trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
     compiled_before = is_compiled(model, trace)
     dhash = data_hash(data)
-    idata = sample(model, options, data=model_data(jd, param), random_seed=seed,
+    idata = sample(model, options, data=model_data(jd, param, leaders), random_seed=seed,
                    progress=progress, var_names=trace, reported=reported_dataset,
-                   attrs={"data_hash": dhash, "errors": errors, "parameterization": param})
+                   initial_values=start if init == "moments" else None,
+                   attrs={"data_hash": dhash, "errors": errors, "parameterization": param,
+                          "init": init, "method_factors": K,
+                          "method_factors_chosen": str(method_factors),
+                          "method_leaders": ", ".join(jd.metrics[j] for j in leaders)})
     t_sample = time.perf_counter() - t0
     set_attrs(idata, {"sampling_time_s": t_sample, "compiled_before": int(compiled_before)})
     t1 = time.perf_counter()
@@ -322,6 +351,13 @@ def joint_metric_variance(
         notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
                      f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
                      f"pass claims= for their trait_share and specificity.")
+    if suggested > K:
+        notes.append(f"the metrics' residuals after the traits share {suggested} factor(s) "
+                     f"(moment solution) but the fit has {K} method factor(s)"
+                     + ("" if param == "marginal" else " (they need normal errors and every "
+                        "metric scored)")
+                     + ": the traits may be bent towards the metrics (models/"
+                     "metric_validity.md).")
     n_miss = int((~jd.observed).sum())
     if n_miss:
         notes.append(f"{n_miss} missing metric score(s) left out of the likelihood (their "

@@ -61,6 +61,7 @@ def metric_variance(
     reference: Any = "first",
     estimator: str = "auto",
     errors: str = "normal",
+    method_factors: int | str = "auto",
     ci_prob: float = CI_PROB,
     resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
@@ -127,6 +128,12 @@ def metric_variance(
         ``estimator="joint"``: the metric errors' distribution (Student-t with a
         per-metric degrees of freedom > 2, scaled so ``sigma_m`` stays the error sd;
         compare with ``result.loo()``).
+    method_factors : "auto" or int
+        ``estimator="joint"``: metric method factors, the metrics' common variance beyond
+        the traits (reported as ``method_share``). ``"auto"`` counts the eigenvalues above
+        2 of the metrics' residual correlations after the traits (at most 4); without
+        them a strong common metric factor bends the traits towards the metrics
+        (``models/metric_validity.md``).
     ci_prob : float
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000; 0: point estimates only) and ``unit`` (default
@@ -197,7 +204,11 @@ def metric_variance(
         return joint_metric_variance(data, fit, metrics=metrics, claims=claims,
                                      errors=errors, run=run, reference=reference,
                                      ci_prob=ci_prob, sampling=sampling,
+                                     method_factors=method_factors,
                                      random_seed=random_seed, progress=progress)
+    if method_factors != "auto":
+        raise ValueError("method_factors applies to estimator='joint' only (the two-stage "
+                         "route regresses each metric on the factor scores separately).")
     if level not in ("output", "system"):
         raise ValueError(f"level must be 'output' or 'system', got {level!r}.")
     if disattenuate is None:
