@@ -138,8 +138,8 @@ def compare(out: Path, label_a: str, label_b: str) -> pd.DataFrame:
             continue
         a = pd.read_csv(fa, index_col=0)
         b = pd.read_csv(fb, index_col=0)
-        j = a[["mean", "sd", "ess_bulk"]].join(b[["mean", "sd", "ess_bulk"]], lsuffix="_a",
-                                                rsuffix="_b", how="inner")
+        j = a[["mean", "sd", "ess_bulk"]].add_suffix("_a").join(
+            b[["mean", "sd", "ess_bulk"]].add_suffix("_b"), how="inner")
         mcse = np.sqrt(j.sd_a**2 / j.ess_bulk_a + j.sd_b**2 / j.ess_bulk_b)
         z = (j.mean_a - j.mean_b) / mcse
         rows.append({"file": fa.name[len(label_a) + 1:-4], "parameters": len(j),
