@@ -324,7 +324,8 @@ def sample(
         Starting values of free variables on their own (constrained) scale, keyed by
         variable name: every chain starts there plus a uniform jitter of
         :data:`START_JITTER` in the unconstrained space (different per chain; seeded). The
-        other variables start at the model's initial values with nutpie's U(-1, 1) jitter.
+        other variables start at the model's initial values with nutpie's U(-1, 1) jitter
+        (``sampler="pymc"``: every chain at the values themselves, no jitter).
         A model function passes a cheap moment-based solution where starting from the
         prior lets chains settle in poor local modes (``models/metric_validity.md``).
 
@@ -416,6 +417,8 @@ def sample(
                     compute_convergence_checks=False, return_inferencedata=True,
                     var_names=None if var_names is None else list(var_names),
                     initvals=dict(initial_values) if initial_values else None,
+                    # no U(-1, 1) jitter on given starting values ("jitter+adapt_diag")
+                    init="adapt_diag" if initial_values else "auto",
                 )
         seconds["seconds_sampling"] = time.perf_counter() - t0
     return _finalise(idata, opts, seed=seed, adaptive=adaptive, stop_reason=stop_reason,

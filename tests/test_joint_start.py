@@ -113,7 +113,7 @@ def test_initial_values_start_every_chain_there():
     assert np.ptp(starts[:, 0]) > 0
     np.testing.assert_array_equal(moved.initial_point_func(11), starts[0])
     with pytest.raises(ValueError, match="'sigma' is not a free variable"):
-        _start_at(compiled, m, {"sigma": 1.0}).initial_point_func(1)
+        _start_at(compiled, m, {"sigma": 1.0})
     with pytest.raises(ValueError, match=r"initial_values\['mu'\] has shape"):
         _start_at(compiled, m, {"mu": np.zeros(3)})
 
@@ -167,3 +167,27 @@ def test_method_factors_argument_is_checked():
         bm.metric_variance(ds, bm.cfa(TWO, ds), method_factors=1)
     with pytest.raises(ValueError, match="init must be one of"):
         joint_metric_variance(ds, TWO, init="zeros")
+    with pytest.raises(ValueError, match=r"method_factors must be in \[0, 2\]"):
+        joint_metric_variance(ds, TWO, method_factors=5)
+
+
+def test_threshold_start_follows_the_compiled_models_anchor_cut():
+    """A cached model fixes each rating's anchor cut at build time (from the first dataset
+    of its shape); the start of a refit puts ``threshold_anchor`` at that cut's marginal
+    quantile, whatever this dataset's own anchor would be."""
+    from bayesmeta.validity._cfa_build import anchor_cuts, start_thresholds
+    from bayesmeta.validity._joint_build import prepare
+    from bayesmeta.validity._joint_start import moment_start
+
+    ds = simulate_joint_validity(3, n_systems=4, n_items=15, n_traits=2, n_metrics=3)
+    jd = prepare(ds, TWO, None, None, "first")
+    th0 = start_thresholds(jd.design)
+    own = anchor_cuts(jd.design)
+    other = (own + 1) % th0.shape[1]
+    rows = np.arange(th0.shape[0])
+    start, _ = moment_start(jd.design, jd.x)
+    np.testing.assert_allclose(start["threshold_anchor"], th0[rows, own])
+    start, _ = moment_start(jd.design, jd.x, anchor=other)
+    np.testing.assert_allclose(start["threshold_anchor"], th0[rows, other])
+    np.testing.assert_allclose(np.exp(start["threshold_log_gaps"]),
+                               np.maximum(np.diff(th0, axis=1), 1e-2))

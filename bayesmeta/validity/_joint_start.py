@@ -65,7 +65,8 @@ def _standardize(y: np.ndarray) -> np.ndarray:
 
 def _partial_correlations(corr: np.ndarray) -> np.ndarray:
     """The free vector of ``lkj_cholesky`` (arctanh of the canonical partial correlations,
-    row-major over the strict lower triangle) whose Cholesky factor gives ``corr``."""
+    row-major over the strict lower triangle) whose Cholesky factor gives ``corr`` (each
+    partial correlation clipped to +-0.95, so stronger ones are approximated)."""
     L = np.linalg.cholesky(corr)
     n = corr.shape[0]
     out = []
@@ -155,16 +156,18 @@ def auto_method_factors(design: Design, x: np.ndarray) -> int:
     return int(min(np.sum(vals > AUTO_EIGENVALUE), AUTO_MAX, x.shape[1] // 3))
 
 
-def moment_start(design: Design, x: np.ndarray, method_factors: int = 0
-                 ) -> tuple[dict[str, Any], tuple[int, ...]]:
+def moment_start(design: Design, x: np.ndarray, method_factors: int = 0,
+                 anchor: np.ndarray | None = None) -> tuple[dict[str, Any], tuple[int, ...]]:
     """Starting values (constrained scale, keyed by the model's free variables) of the
     joint model, and the method factors' leading metrics (``()`` without method factors),
-    for ratings ``design`` and standardized metric scores ``x`` (N, M),
-    (missing scores count as the metric's mean here); see the module docstring."""
+    for ratings ``design`` and standardized metric scores ``x`` (N, M; missing scores
+    count as the metric's mean here); ``anchor``: the thresholds' anchor cut per rating
+    as fixed in the compiled model (default: this design's,
+    :func:`~bayesmeta.validity._cfa_build.anchor_cuts`). See the module docstring."""
     K = int(method_factors)
     mom = _moments(design, x)
     th0 = start_thresholds(design)
-    k0 = anchor_cuts(design)
+    k0 = anchor_cuts(design) if anchor is None else np.asarray(anchor, dtype=int)
     start: dict[str, Any] = {
         "loading_std": mom["loading"],
         "threshold_anchor": th0[np.arange(design.n_indicators), k0],

@@ -49,6 +49,7 @@ from bayesmeta.data import select
 from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, summarize
+from bayesmeta.validity._cfa_build import anchor_cuts
 from bayesmeta.validity._factor_common import _claims
 from bayesmeta.validity._joint_build import (
     ERRORS,
@@ -242,7 +243,8 @@ def joint_metric_variance(
     third of the metrics (:func:`~bayesmeta.validity._joint_start.auto_method_factors`;
     0 where the traits are sampled, with a note when the residuals call for more).
     ``init``: where the chains start; ``"moments"`` (default) at a moment-based solution
-    with the traits on the experts' ratings
+    with the traits on the experts' ratings (its parameters; where the traits themselves
+    are sampled, they start at the model's initial values)
     (:func:`~bayesmeta.validity._joint_start.moment_start`), each chain jittered, because
     from the prior's neighbourhood chains can settle in local modes where the traits follow
     a common metric factor instead; ``"random"``: PyMC's initial values with nutpie's
@@ -295,17 +297,27 @@ def joint_metric_variance(
         raise ValueError(f"method_factors={K} needs parameterization='marginal' (normal "
                          f"errors, every metric scored); this fit resolves to {param!r}.")
     t0 = time.perf_counter()
-    start, leaders = moment_start(jd.design, jd.x, K)
+    if not 0 <= K < len(jd.metrics):
+        raise ValueError(f"method_factors must be in [0, {len(jd.metrics) - 1}] (fewer than "
+                         f"the {len(jd.metrics)} metrics), got {K}.")
+    _, leaders = moment_start(jd.design, jd.x, K)
+
+    def build() -> Any:
+        built = (build_marginal_joint_model(jd, method_factors=K, leaders=leaders)
+                 if param == "marginal"
+                 else build_joint_model(jd, errors=errors, parameterization=param))
+        # the thresholds' anchor cut is fixed at build time, from this first dataset of
+        # the shape; a refit's start must use the same cut
+        built.bayesmeta_anchor_cuts = anchor_cuts(jd.design)
+        return built
+
     if param == "marginal":
-        model = cached_model(model_key(jd, errors, param, K),
-                             lambda: build_marginal_joint_model(jd, method_factors=K,
-                                                                leaders=leaders))
+        model = cached_model(model_key(jd, errors, param, K), build)
         trace = [v for v in MARGINAL_TRACE if v != "method_loading" or K]
     else:
-        model = cached_model(model_key(jd, errors, param),
-                             lambda: build_joint_model(jd, errors=errors,
-                                                       parameterization=param))
+        model = cached_model(model_key(jd, errors, param), build)
         trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
+    start, _ = moment_start(jd.design, jd.x, K, anchor=model.bayesmeta_anchor_cuts)
     compiled_before = is_compiled(model, trace)
     dhash = data_hash(data)
     idata = sample(model, options, data=model_data(jd, param, leaders), random_seed=seed,

@@ -131,7 +131,8 @@ def metric_variance(
     method_factors : "auto" or int
         ``estimator="joint"``: metric method factors, the metrics' common variance beyond
         the traits (reported as ``method_share``). ``"auto"`` counts the eigenvalues above
-        2 of the metrics' residual correlations after the traits (at most 4); without
+        2 of the metrics' residual correlations after the traits (at most 4 and a third
+        of the metrics); without
         them a strong common metric factor bends the traits towards the metrics
         (``models/metric_validity.md``).
     ci_prob : float
