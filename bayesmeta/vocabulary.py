@@ -94,6 +94,8 @@ KEYWORDS: dict[str, str] = {
     "claims": "metric_variance: the trait each metric claims to measure",
     "errors": "metric_variance(estimator='joint'): the distribution of the metrics' errors "
               "('normal' or 'student_t')",
+    "method_factors": "metric_variance(estimator='joint'): metric method factors, the "
+                      "metrics' common variance beyond the traits ('auto' or a number)",
     "compare": "also compare metrics pairwise",
     "corruptions": "metric_unit_tests: the corruptions applied",
     "cuts": "ks_score: where the human scores are split",
