@@ -197,14 +197,17 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
 START_JITTER = 0.1
 
 
-def unconstrained_start(model: Any, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def unconstrained_start(model: Any, values: Mapping[str, Any],
+                        point: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """``values`` (free variables on their own scale, keyed by name) on the sampler's
     unconstrained scale, keyed by value-variable name (``error_sd`` -> ``error_sd_log__``).
-    Raises on a name that is not a free variable or a value of the wrong shape."""
+    Raises on a name that is not a free variable or a value of the wrong shape. ``point``:
+    the model's ``initial_point()`` where the caller has it already (it gives the
+    shapes)."""
     import pytensor.tensor as pt
 
     free = {rv.name: rv for rv in model.free_RVs}
-    start = model.initial_point()
+    start = model.initial_point() if point is None else point
     out: dict[str, np.ndarray] = {}
     for name, value in values.items():
         rv = free.get(name)
@@ -233,8 +236,8 @@ def _start_at(compiled: Any, model: Any, values: Mapping[str, Any]) -> Any:
     replaced by their unconstrained values plus U(-START_JITTER, START_JITTER)."""
     import dataclasses
 
-    target = unconstrained_start(model, values)
     start = model.initial_point()
+    target = unconstrained_start(model, values, start)
     slots, cursor = {}, 0
     for rv in model.free_RVs:  # nutpie's flat layout: the free variables in model order
         vname = model.rvs_to_values[rv].name

@@ -94,7 +94,7 @@ def _method_loadings(resid_cov: np.ndarray, K: int) -> tuple[np.ndarray, tuple[i
     return c, leaders
 
 
-def _moments(design: Design, x: np.ndarray) -> dict[str, np.ndarray]:
+def moment_solution(design: Design, x: np.ndarray) -> dict[str, np.ndarray]:
     """The moment solution of the module docstring: standardized loadings (J,), factor
     correlations (F, F; 0 between blocks), coefficients ``b`` (M, F), intercepts (M,) and
     the residual covariance of the metrics after the traits (M, M)."""
@@ -139,33 +139,40 @@ def _moments(design: Design, x: np.ndarray) -> dict[str, np.ndarray]:
             "resid_cov": xc.T @ xc / n - b @ corr @ b.T}
 
 
-def residual_eigenvalues(design: Design, x: np.ndarray) -> np.ndarray:
+def residual_eigenvalues(design: Design, x: np.ndarray,
+                         moments: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Eigenvalues (descending) of the metrics' residual correlation matrix after the
     traits, from the moment solution (the residual variances floored at
-    :data:`RESID_FLOOR`)."""
-    cov = _moments(design, x)["resid_cov"]
+    :data:`RESID_FLOOR`); ``moments``: :func:`moment_solution`'s result where the caller
+    has it already."""
+    cov = (moment_solution(design, x) if moments is None else moments)["resid_cov"]
     d = np.sqrt(np.maximum(np.diag(cov), RESID_FLOOR))
     return np.sort(np.linalg.eigvalsh(cov / np.outer(d, d)))[::-1]
 
 
-def auto_method_factors(design: Design, x: np.ndarray) -> int:
+def auto_method_factors(design: Design, x: np.ndarray,
+                        moments: dict[str, np.ndarray] | None = None) -> int:
     """``method_factors="auto"``: the number of eigenvalues of the residual correlation
     matrix (:func:`residual_eigenvalues`) above :data:`AUTO_EIGENVALUE`, at most
     :data:`AUTO_MAX` and at most a third of the metrics."""
-    vals = residual_eigenvalues(design, x)
+    vals = residual_eigenvalues(design, x, moments)
     return int(min(np.sum(vals > AUTO_EIGENVALUE), AUTO_MAX, x.shape[1] // 3))
 
 
 def moment_start(design: Design, x: np.ndarray, method_factors: int = 0,
-                 anchor: np.ndarray | None = None) -> tuple[dict[str, Any], tuple[int, ...]]:
+                 anchor: np.ndarray | None = None,
+                 moments: dict[str, np.ndarray] | None = None,
+                 ) -> tuple[dict[str, Any], tuple[int, ...]]:
     """Starting values (constrained scale, keyed by the model's free variables) of the
     joint model, and the method factors' leading metrics (``()`` without method factors),
     for ratings ``design`` and standardized metric scores ``x`` (N, M; missing scores
     count as the metric's mean here); ``anchor``: the thresholds' anchor cut per rating
     as fixed in the compiled model (default: this design's,
-    :func:`~bayesmeta.validity._cfa_build.anchor_cuts`). See the module docstring."""
+    :func:`~bayesmeta.validity._cfa_build.anchor_cuts`); ``moments``:
+    :func:`moment_solution`'s result where the caller has it already. See the module
+    docstring."""
     K = int(method_factors)
-    mom = _moments(design, x)
+    mom = moment_solution(design, x) if moments is None else moments
     th0 = start_thresholds(design)
     k0 = anchor_cuts(design) if anchor is None else np.asarray(anchor, dtype=int)
     start: dict[str, Any] = {

@@ -67,7 +67,7 @@ from bayesmeta.validity._joint_build import (
     residual_correlation_draws,
     resolve_parameterization,
 )
-from bayesmeta.validity._joint_start import auto_method_factors, moment_start
+from bayesmeta.validity._joint_start import auto_method_factors, moment_solution, moment_start
 
 #: Sampler defaults: 4 chains, 500 tuning iterations, then draws until the reported
 #: quantities (validity coefficients, error shares and sds, the CFA's loadings and factor
@@ -284,7 +284,8 @@ def joint_metric_variance(
     traits = list(jd.design.factors)
     claimed = _claims(data, list(jd.metrics), traits, claims)
     param = resolve_parameterization(jd, errors, parameterization)
-    suggested = auto_method_factors(jd.design, jd.x)
+    moments = moment_solution(jd.design, jd.x)  # once: it serves K, the leaders and the start
+    suggested = auto_method_factors(jd.design, jd.x, moments)
     if method_factors == "auto":
         K = suggested if param == "marginal" else 0
     elif isinstance(method_factors, int | np.integer) and not isinstance(method_factors,
@@ -300,7 +301,7 @@ def joint_metric_variance(
     if not 0 <= K < len(jd.metrics):
         raise ValueError(f"method_factors must be in [0, {len(jd.metrics) - 1}] (fewer than "
                          f"the {len(jd.metrics)} metrics), got {K}.")
-    _, leaders = moment_start(jd.design, jd.x, K)
+    _, leaders = moment_start(jd.design, jd.x, K, moments=moments)
 
     def build() -> Any:
         built = (build_marginal_joint_model(jd, method_factors=K, leaders=leaders)
@@ -317,7 +318,8 @@ def joint_metric_variance(
     else:
         model = cached_model(model_key(jd, errors, param), build)
         trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
-    start, _ = moment_start(jd.design, jd.x, K, anchor=model.bayesmeta_anchor_cuts)
+    start, _ = moment_start(jd.design, jd.x, K, anchor=model.bayesmeta_anchor_cuts,
+                            moments=moments)
     compiled_before = is_compiled(model, trace)
     dhash = data_hash(data)
     idata = sample(model, options, data=model_data(jd, param, leaders), random_seed=seed,
