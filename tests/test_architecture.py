@@ -46,7 +46,7 @@ BAYESIAN = {
     "bayesmeta.correlation.model", "bayesmeta.correlation._model_build",
     "bayesmeta.correlation._model_result",
     "bayesmeta.validity.joint_model", "bayesmeta.validity._joint_build",
-    "bayesmeta.validity._joint_start",
+    "bayesmeta.validity._joint_start", "bayesmeta.validity._joint_checks",
 }
 #: Entry points that dispatch to a classical estimator or a Bayesian model by an option.
 DISPATCHERS = {"bayesmeta.validity.factor_analysis", "bayesmeta.validity.variance",

@@ -90,6 +90,10 @@ def test_moment_start_is_near_the_truth_on_a_large_sample():
     np.testing.assert_allclose(start["loading_std"], lam, atol=0.12)
     b = ds["true_validity_raw"].values / jd.scale[:, None]
     np.testing.assert_allclose(start["metric_loading"], b, atol=0.1)
+    orth, _ = moment_start(jd.design, jd.x, orthonormal=True)  # the marginal model's
+    L = np.linalg.cholesky(_lkj_corr(start["corr_free"], 2))   # coordinates: B L
+    np.testing.assert_allclose(orth["metric_loading_orth"], start["metric_loading"] @ L,
+                               atol=1e-6)
     sd = np.sqrt(ds["true_error_variance"].values) / jd.scale
     np.testing.assert_allclose(start["error_sd"], sd, atol=0.1)
 

@@ -143,13 +143,13 @@ def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_fac
     model = build_marginal_joint_model(jd, method_factors=method_factors, leaders=leaders)
     point = model.initial_point()
     rng = np.random.default_rng(4)
-    fixed = {"metric_intercept", "metric_loading", "error_sd_log__", "latent_u_interval__",
+    fixed = {"metric_intercept", "metric_loading_orth", "error_sd_log__", "latent_u_interval__",
              "loading_std_logodds__", "threshold_anchor", "threshold_log_gaps"}
     if method_factors:
         point["method_loading_free"] = rng.normal(0, 0.6, size=(3, 1))
         point["method_loading_diag_log__"] = np.array([np.log(0.7)])
         fixed |= {"method_loading_free", "method_loading_diag_log__"}
-    for name in ("metric_intercept", "metric_loading"):
+    for name in ("metric_intercept", "metric_loading_orth"):
         point[name] = rng.normal(0, 0.5, size=point[name].shape)
     point["error_sd_log__"] = rng.normal(-0.5, 0.2, size=3)
     point["latent_u_interval__"] = rng.normal(0, 1.0, size=point["latent_u_interval__"].shape)
@@ -192,6 +192,34 @@ def test_marginal_model_equals_the_joint_gaussian_conditionals(small, method_fac
     szz = np.block([[syy, syx], [syx.T, sxx]])
     ref_f = np.hstack([ystar, r]) @ np.linalg.solve(szz, sfz.T)
     np.testing.assert_allclose(v["factor_score_mean"], ref_f, rtol=1e-8, atol=1e-7)
+
+
+def test_orthonormal_loadings_keep_the_prior_of_the_validity_coefficients(small):
+    """The marginal model samples beta_m = L' b_m (``metric_loading_orth``): its prior term
+    equals the density of beta_m ~ N(0, L'L) (scipy), which is b_m ~ N(0, I) with the
+    Jacobian; B = beta L^-1 recovers b, and B Psi B' = beta beta' (1e-10)."""
+    from bayesmeta.validity._joint_build import build_marginal_joint_model, prepare
+
+    jd = prepare(small, TWO, None, None, "first")
+    model = build_marginal_joint_model(jd)
+    point = model.initial_point()
+    rng = np.random.default_rng(8)
+    point["metric_loading_orth"] = rng.normal(0, 0.7, size=(3, 2))
+    corr_name = next(n for n in point if n.startswith("corr"))
+    point[corr_name] = np.array([0.9])  # a strong factor correlation
+    names = ["metric_loading_prior", "metric_loading", "factor_corr"]
+    outs = model.replace_rvs_by_values([model[n] for n in names])
+    fn = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore",
+                          point_fn=True, mode="FAST_COMPILE")
+    prior, b, psi = fn(point)
+    beta = point["metric_loading_orth"]
+    L = np.linalg.cholesky(psi)
+    ref = stats.multivariate_normal(np.zeros(2), L.T @ L).logpdf(beta).sum()
+    assert float(prior) == pytest.approx(ref, rel=1e-10)
+    jac = -3 * np.log(np.diag(L)).sum()  # |d b / d beta| = det(L)^-M
+    assert float(prior) == pytest.approx(stats.norm.logpdf(b).sum() + jac, rel=1e-10)
+    np.testing.assert_allclose(b @ L, beta, atol=1e-10)
+    np.testing.assert_allclose(b @ psi @ b.T, beta @ beta.T, atol=1e-10)
 
 
 @pytest.mark.parametrize("method_factors", [0, 1])

@@ -164,6 +164,11 @@ def test_joint_route_equals_direct_joint_fit():
     assert line in notes and any(line in n for n in sec.output.notes)
     failed = r_hat > 1.01 or ess < 400 or n_div > 0
     assert ("WARNING: the joint model did not meet" in sec.output.notes[0]) == failed
+    # the trait-drift warning (bayesmeta.validity._joint_checks) reaches the page
+    drifted = any(n.startswith("the metrics bend the traits") for n in joint.notes)
+    assert any(n.startswith("WARNING: The metrics bend the traits")
+               for n in sec.output.notes) == drifted
+    assert "traits vs ratings alone" in joint.info
     assert "(posterior mean)" in sec.output.reading
 
 

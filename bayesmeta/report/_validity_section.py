@@ -103,6 +103,7 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     ``1 - R^2`` (:func:`bayesmeta.metric_variance` on the report's WLSMV CFA), and with
     ``bayes="full"`` the joint Bayesian model beside it."""
     from bayesmeta.validity import cfa, metric_variance
+    from bayesmeta.validity._joint_checks import DRIFT_PREFIX
 
     if "score" not in ds or _n(ds, "metric") < 1:
         return Skipped("the data has no metric scores (variable 'score')")
@@ -153,15 +154,16 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         joint_tables = [block(shown, ctx, f"{TITLE}: {both}, shares per metric",
                               rows=shares if shares.any() else None),
                         block(shown, ctx, f"{TITLE}: {both}, every estimate")]
+        drift = [f"WARNING: {n[0].upper()}{n[1:]}" for n in joint.notes
+                 if n.startswith(DRIFT_PREFIX)]  # the metrics bend the traits
         for t in joint_tables:
             t.notes[:0] = ([CLASSICAL_ROUTE.replace("route:", "route (classical columns):")]
                            if classical is not None else []) + [
                 JOINT_ROUTE.replace("model:", "model (mean, sd and HDI columns):"), line] + (
-                [] if ok else [warning])
+                [] if ok else [warning]) + drift
         tables = joint_tables + tables
         notes += [JOINT_ROUTE, line]
-        if not ok:
-            notes.insert(0, warning)
+        notes[:0] = ([] if ok else [warning]) + drift
         title = "Error share 1 - R^2 per metric: " + (
             "classical (cross) and joint posterior (dot, HDI)" if classical is not None
             else "joint posterior (dot, HDI)")

@@ -162,6 +162,7 @@ def auto_method_factors(design: Design, x: np.ndarray,
 def moment_start(design: Design, x: np.ndarray, method_factors: int = 0,
                  anchor: np.ndarray | None = None,
                  moments: dict[str, np.ndarray] | None = None,
+                 orthonormal: bool = False,
                  ) -> tuple[dict[str, Any], tuple[int, ...]]:
     """Starting values (constrained scale, keyed by the model's free variables) of the
     joint model, and the method factors' leading metrics (``()`` without method factors),
@@ -169,7 +170,10 @@ def moment_start(design: Design, x: np.ndarray, method_factors: int = 0,
     count as the metric's mean here); ``anchor``: the thresholds' anchor cut per rating
     as fixed in the compiled model (default: this design's,
     :func:`~bayesmeta.validity._cfa_build.anchor_cuts`); ``moments``:
-    :func:`moment_solution`'s result where the caller has it already. See the module
+    :func:`moment_solution`'s result where the caller has it already; ``orthonormal``:
+    the validity coefficients as the marginal model samples them, on orthonormal trait
+    coordinates (``metric_loading_orth``,
+    :func:`~bayesmeta.validity._joint_build._orthonormal_loadings`). See the module
     docstring."""
     K = int(method_factors)
     mom = moment_solution(design, x) if moments is None else moments
@@ -185,7 +189,10 @@ def moment_start(design: Design, x: np.ndarray, method_factors: int = 0,
             name = f"corr{g}" if len(design.blocks) > 1 else "corr"
             start[f"{name}_free"] = _partial_correlations(mom["corr"][np.ix_(block, block)])
     start["metric_intercept"] = mom["intercept"]
-    start["metric_loading"] = mom["b"]
+    if orthonormal:  # the marginal model samples beta = B L (``_orthonormal_loadings``)
+        start["metric_loading_orth"] = mom["b"] @ np.linalg.cholesky(mom["corr"])
+    else:
+        start["metric_loading"] = mom["b"]
     resid_cov = mom["resid_cov"]
     err_var = np.diag(resid_cov).copy()
     leaders: tuple[int, ...] = ()

@@ -55,6 +55,7 @@ from bayesmeta.validity._joint_build import (
     ERRORS,
     MARGINAL_TRACE,
     TRACE,
+    JointData,
     build_joint_model,
     build_marginal_joint_model,
     draw_marginal_traits,
@@ -66,6 +67,13 @@ from bayesmeta.validity._joint_build import (
     reported_dataset,
     residual_correlation_draws,
     resolve_parameterization,
+)
+from bayesmeta.validity._joint_checks import (
+    TraitDriftWarning,
+    drift_message,
+    free_pairs,
+    ratings_only_correlations,
+    trait_drift,
 )
 from bayesmeta.validity._joint_start import auto_method_factors, moment_solution, moment_start
 
@@ -250,6 +258,13 @@ def joint_metric_variance(
     a common metric factor instead; ``"random"``: PyMC's initial values with nutpie's
     U(-1, 1) jitter. The posterior is the same; R-hat still compares the chains.
 
+    After sampling, the joint posterior's factor correlations are compared with the
+    ratings' own (the CFA passed as ``fit``, else a WLSMV fit of the ratings;
+    :mod:`bayesmeta.validity._joint_checks`): a :class:`TraitDriftWarning` and a note say
+    where one moved by more than 0.15 and 3 standard errors, because the traits are then
+    partly the metrics' dimensions rather than the experts' (interpretational confounding,
+    Burt 1976); ``info["traits vs ratings alone"]`` gives the largest difference.
+
     Examples
     --------
     >>> import bayesmeta as bm  # doctest: +SKIP
@@ -319,7 +334,7 @@ def joint_metric_variance(
         model = cached_model(model_key(jd, errors, param), build)
         trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
     start, _ = moment_start(jd.design, jd.x, K, anchor=model.bayesmeta_anchor_cuts,
-                            moments=moments)
+                            moments=moments, orthonormal=param == "marginal")
     compiled_before = is_compiled(model, trace)
     dhash = data_hash(data)
     idata = sample(model, options, data=model_data(jd, param, leaders), random_seed=seed,
@@ -350,6 +365,9 @@ def joint_metric_variance(
         conv = check_convergence(idata, ["validity_coefficient", "error_share", "error_sd",
                                          "metric_loading", "loading_std", "factor_corr"]
                                  + (["method_share"] if "method_share" in parts else []))
+        drift_line, drift_note, moved = _drift(fit, jd, post)
+        if moved:
+            warnings.warn(drift_note, TraitDriftWarning, stacklevel=2)
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
     keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
@@ -360,6 +378,8 @@ def joint_metric_variance(
                                                                               names=INDEX))
     add_seconds(idata, "postprocess", time.perf_counter() - t1)
     notes = [str(w.message) for w in caught]
+    if drift_note and not moved:  # why the traits could not be compared
+        notes.append(drift_note)
     unclaimed = [m for m in jd.metrics if m not in claimed]
     if unclaimed:
         notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
@@ -390,6 +410,7 @@ def joint_metric_variance(
             "outputs": f"{jd.design.n_rows} rated outputs",
             "shares": "Pratt (1987): beta_t * r_t, summing to R^2",
             "sampler": describe_run(idata), "convergence": str(conv),
+            "traits vs ratings alone": drift_line,
             "time": f"{'sampling' if compiled_before else 'compile + sampling'} "
                     f"{t_sample:.1f} s"}
     result = JointValidityResult(
@@ -398,3 +419,28 @@ def joint_metric_variance(
         posterior="MCMC posterior (joint model)", random_seed=seed, data_hash=dhash)
     result._jd = jd
     return result
+
+
+def _drift(fit: Any, jd: JointData, post: xr.Dataset) -> tuple[str, str, bool]:
+    """The joint posterior's factor correlations against the ratings' own
+    (:mod:`bayesmeta.validity._joint_checks`): the header line, the note to print and
+    whether a correlation moved. The note is the warning's text where one moved, why no
+    comparison was made where none could be, else ``""``. A failure of the ratings-only
+    fit or of the comparison never costs the finished fit: it becomes the note."""
+    if not free_pairs(jd.design):
+        return "no free factor correlation to compare", "", False
+    why = "traits not compared with the ratings alone: "
+    try:
+        ref, source = ratings_only_correlations(fit, jd.spec, jd.data, jd.design)
+        if ref is None:
+            return "not compared (see notes)", why + source, False
+        drift = trait_drift(post["factor_corr"], ref)
+    except Exception as err:  # the check must not discard the posterior
+        return "not compared (see notes)", f"{why}{type(err).__name__}: {err}", False
+    if not drift["difference"].notna().any():
+        return "not compared (see notes)", why + "no finite difference", False
+    worst = drift["difference"].abs().idxmax()
+    line = (f"largest factor-correlation difference {drift.loc[worst, 'difference']:+.2f} "
+            f"({'-'.join(worst)}); {int(drift['moved'].sum())} of {len(drift)} pairs moved")
+    message = drift_message(drift, source)
+    return line, message or "", message is not None
