@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from bayesmeta.convergence import SamplingCapWarning
-from bayesmeta.options import SamplerOptions
+from bayesmeta.options import EARLY_STOP_FACTOR, SamplerOptions
 from bayesmeta.summaries import diagnose
 
 #: What a model reports: posterior variable names, or a callable that takes a trace
@@ -197,8 +197,12 @@ class AdaptiveRun:
                     if ok:
                         self.stop, self.used = "targets_met", self.checkpoint
                         break
+                    if (opts.stop_early and self.checkpoint > opts.draws
+                            and self.projected() > EARLY_STOP_FACTOR * opts.max_draws):
+                        self.stop, self.used = "projected_beyond_cap", self.checkpoint
+                        break
                     self.checkpoint = self._next(self.checkpoint)
-                if self.stop == "targets_met" or self.finished:
+                if self.stop in ("targets_met", "projected_beyond_cap") or self.finished:
                     break
                 if self._overtime():
                     self.stop, self.used = "max_seconds", reached
@@ -209,6 +213,14 @@ class AdaptiveRun:
             raise
         self._pause()
         return self.used
+
+    def projected(self) -> float:
+        """Draws per chain at which the worst ESS of the last check, growing in proportion
+        to the draws, would reach the target (inf without a finite positive ESS)."""
+        ess = min(self.worst[1], self.worst[2])
+        if not np.isfinite(ess) or ess <= 0:
+            return float("inf")
+        return self.checkpoint * self.opts.target_ess / ess
 
     def extend(self, n: int) -> int:
         """Resume a paused run until every chain has ``n`` draws (or the run's cap), then
@@ -258,14 +270,28 @@ class AdaptiveRun:
                 self.stop = "targets_met"  # met exactly at the cap
         if not ok:
             w = self.worst
-            cap = (f"max_draws={opts.max_draws} draws per chain" if self.stop == "max_draws"
-                   else f"max_seconds={opts.max_seconds:g} s ({self.used} draws per chain)")
+            if self.stop == "projected_beyond_cap":
+                head = (f"Sampling stopped early, at {self.used} draws per chain: at this "
+                        f"rate the worst ESS would reach {opts.target_ess:g} only after about "
+                        f"{self.projected():,.0f} draws per chain, more than "
+                        f"{EARLY_STOP_FACTOR:g} times the cap max_draws={opts.max_draws}, so "
+                        f"the reported quantities do not meet the targets")
+                advice = ("The chains disagree: look for a multimodal or poorly identified "
+                          "parameter (more draws will not fix that soon), or pass "
+                          "sampling={'stop_early': False} to sample to the cap")
+            else:
+                cap = (f"max_draws={opts.max_draws} draws per chain"
+                       if self.stop == "max_draws"
+                       else f"max_seconds={opts.max_seconds:g} s ({self.used} draws per "
+                            f"chain)")
+                head = (f"Sampling stopped at the cap of {cap} before the reported "
+                        f"quantities met the targets")
+                advice = ("Raise sampling={'max_draws': ...} (or max_seconds), or look for "
+                          "a poorly identified parameter")
             warnings.warn(
-                f"Sampling stopped at the cap of {cap} before the reported quantities met "
-                f"the targets: max R-hat {w[0]:.3f} (target <= {opts.target_rhat:g}), min "
+                f"{head}: max R-hat {w[0]:.3f} (target <= {opts.target_rhat:g}), min "
                 f"ESS bulk {w[1]:.0f} / tail {w[2]:.0f} (target >= {opts.target_ess:g}). "
-                f"Raise sampling={{'max_draws': ...}} (or max_seconds), or look for a poorly "
-                f"identified parameter; do not report estimates that fail the checks.",
+                f"{advice}; do not report estimates that fail the checks.",
                 SamplingCapWarning, stacklevel=stacklevel)
         warm = self._active if self._t_warm is None else self._t_warm
         return idata, self.stop, {"seconds_warmup": warm,

@@ -49,8 +49,12 @@ SAMPLER_DEFAULTS: dict[str, Any] = {
     "draws": 1000, "tune": 1000, "chains": 4, "cores": None, "sampler": "nutpie",
     "target_accept": 0.8, "max_treedepth": 10, "mass_matrix": "diag", "fast": False,
     "adaptive": True, "target_rhat": 1.01, "target_ess": 400, "max_draws": 5000,
-    "max_seconds": None, "check_every": None, "backend": "numba",
+    "max_seconds": None, "check_every": None, "backend": "numba", "stop_early": True,
 }
+#: ``stop_early``: stop at a check (from the second on) where the worst ESS, growing in
+#: proportion to the draws, would reach ``target_ess`` only after more than this many
+#: times ``max_draws`` draws per chain.
+EARLY_STOP_FACTOR = 4.0
 
 
 
@@ -105,6 +109,16 @@ class SamplerOptions:
         Draws per chain between checks (default ``max(50, draws // 5)``; once 10% of the
         draws so far is more, checks come every 10%). The checks fall at fixed draw
         counts, so the same seed gives the same draws.
+    stop_early : bool
+        Adaptive sampling only (default on): give up at a check, from the second on, where
+        the worst bulk or tail ESS so far, projected in proportion to the draws, would
+        reach ``target_ess`` only after more than :data:`EARLY_STOP_FACTOR` (4) times
+        ``max_draws`` draws per chain: chains that disagree that much (a multimodal or
+        weakly identified posterior) would not agree by the cap either, and running to it
+        costs minutes to hours. Gives a
+        :class:`~bayesmeta.convergence.SamplingCapWarning` with the projection, like the
+        caps. Off: sample to the cap (always off where several models are sampled to one
+        common length, as the rater model's traits are).
     backend : {"numba", "jax"}
         How nutpie evaluates the model and its gradient: ``"numba"`` (default, compiled
         for the CPU) or ``"jax"`` (the accelerator path: JAX runs the log density and its
@@ -146,6 +160,7 @@ class SamplerOptions:
     max_seconds: float | None = None
     check_every: int | None = None
     backend: str | None = None
+    stop_early: bool | None = None
 
     def __post_init__(self) -> None:
         _positive_int("draws", self.draws, 1)
@@ -164,7 +179,7 @@ class SamplerOptions:
                              f"{self.backend!r}.")
         if self.target_accept is not None and not 0 < self.target_accept < 1:
             raise ValueError(f"target_accept must be in (0, 1), got {self.target_accept!r}.")
-        for name in ("fast", "adaptive"):
+        for name in ("fast", "adaptive", "stop_early"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, bool | np.bool_):
                 raise TypeError(f"{name} must be True or False, got {value!r}.")

@@ -25,6 +25,7 @@ PyMC and nutpie are imported inside the functions, never at import time.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -53,7 +54,8 @@ from bayesmeta.options import (
 from bayesmeta.summaries import diagnose  # noqa: F401  (re-exported)
 
 #: Why sampling stopped (posterior attribute ``stop_reason``).
-STOP_REASONS = ("targets_met", "max_draws", "max_seconds", "fixed_draws")
+STOP_REASONS = ("targets_met", "max_draws", "max_seconds", "projected_beyond_cap",
+                "fixed_draws")
 
 _MODEL_CACHE_SIZE = 16
 _MODELS: OrderedDict[Hashable, Any] = OrderedDict()
@@ -458,7 +460,8 @@ def sample_together(
     list of arviz.InferenceData
         One per model, in order, with the same ``draw`` length.
     """
-    opts = SamplerOptions.coerce(options).resolve()
+    # one common length for every model: a run stopped early would cut the others short
+    opts = dataclasses.replace(SamplerOptions.coerce(options).resolve(), stop_early=False)
     k = len(models)
     data_list = list(data) if data is not None else [None] * k
     if not (len(data_list) == len(random_seed) == len(reported) == k):
@@ -588,6 +591,8 @@ _STOP_TEXT = {
     "targets_met": "stopped when R-hat <= {target_rhat:g} and ESS >= {target_ess:g} were met",
     "max_draws": "stopped at the cap of {max_draws} draws per chain, targets NOT met",
     "max_seconds": "stopped at the time cap (max_seconds), targets NOT met",
+    "projected_beyond_cap": "stopped early: the targets projected far beyond the cap of "
+                            "{max_draws} draws per chain, targets NOT met",
 }
 
 

@@ -249,7 +249,8 @@ def test_adaptive_sampling_warns_at_the_time_cap(toy):
 
     with pytest.warns(SamplingCapWarning, match="max_seconds"):
         idata = sample(toy, {**_ADAPT, "max_draws": 10**7, "max_seconds": 1.0,
-                             "target_ess": 1e9}, random_seed=3, reported=["mu"])
+                             "target_ess": 1e9, "stop_early": False}, random_seed=3,
+                       reported=["mu"])
     assert idata.posterior.attrs["stop_reason"] == "max_seconds"
     assert idata.posterior.attrs["seconds_warmup"] + idata.posterior.attrs[
         "seconds_sampling"] < 60
@@ -265,11 +266,40 @@ def test_adaptive_sampling_checks_the_derived_quantities(toy):
         return xr.Dataset({"chain_id": post["mu"].isel(mu_dim_0=0) * 0 + post["chain"]})
 
     with pytest.warns(SamplingCapWarning, match="R-hat"):
-        idata = sample(toy, {**_ADAPT, "max_draws": 200}, random_seed=3, reported=reported)
+        idata = sample(toy, {**_ADAPT, "max_draws": 200, "stop_early": False}, random_seed=3,
+                       reported=reported)
     assert idata.posterior.attrs["stop_reason"] == "max_draws"
     ok = sample(toy, {**_ADAPT, "max_draws": 5000}, random_seed=3,
                 reported=lambda d: xr.Dataset({"total": d.posterior["mu"].sum("mu_dim_0")}))
     assert ok.posterior.attrs["stop_reason"] == "targets_met"
+
+
+def test_adaptive_sampling_stops_early_when_the_targets_project_beyond_the_cap(toy):
+    """stop_early (default): from the second check on, a worst ESS that, growing with the
+    draws, would reach the target only after more than 4 x max_draws draws stops the run
+    there, with the projection in the warning; the first check never stops it; a target
+    within reach (mu's ESS of 400) runs on to meet it; stop_early=False samples to the
+    cap."""
+    from bayesmeta.options import EARLY_STOP_FACTOR
+    from bayesmeta.sampling import SamplingCapWarning
+
+    assert EARLY_STOP_FACTOR == 4.0
+    with pytest.warns(SamplingCapWarning, match=r"stopped early, at 150 draws per chain.*"
+                                                r"more than 4 times the cap max_draws=5000"):
+        idata = sample(toy, {**_ADAPT, "max_draws": 5000, "target_ess": 1e6},
+                       random_seed=3, reported=["mu"])
+    a = idata.posterior.attrs
+    assert a["stop_reason"] == "projected_beyond_cap" and a["draws"] == 150
+    assert "stopped early" in describe_run(idata) and "targets NOT met" in describe_run(idata)
+    # the projection in the message: 150 draws x 1e6 / worst ESS at 150 draws
+    rep = check_convergence(idata, ["mu"], warn=False)
+    ess = min(rep.min_ess_bulk, rep.min_ess_tail)
+    assert 150 * 1e6 / ess > EARLY_STOP_FACTOR * 5000
+    with pytest.warns(SamplingCapWarning, match="cap of max_draws=300"):
+        full = sample(toy, {**_ADAPT, "max_draws": 300, "target_ess": 1e6,
+                            "stop_early": False}, random_seed=3, reported=["mu"])
+    assert full.posterior.attrs["stop_reason"] == "max_draws"
+    assert full.posterior.sizes["draw"] == 300
 
 
 def test_adaptive_sampling_same_seed_same_draws(toy):

@@ -136,6 +136,7 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         for t in tables:
             t.notes.insert(0, CLASSICAL_ROUTE)
         shown, column = classical, "classical"
+    read, read_column = None, ""
     if ctx.bayes == "full":
         joint = metric_variance(ds, fit if fit is not None else syntax, estimator="joint",
                                 ci_prob=ctx.ci_prob, sampling=ctx.sampling,
@@ -161,9 +162,17 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                            if classical is not None else []) + [
                 JOINT_ROUTE.replace("model:", "model (mean, sd and HDI columns):"), line] + (
                 [] if ok else [warning]) + drift
-        tables = joint_tables + tables
+        # the joint model leads where it can be read; else the classical route does
+        trusted = classical is None or (ok and not drift)
+        tables = joint_tables + tables if trusted else tables + joint_tables
         notes += [JOINT_ROUTE, line]
         notes[:0] = ([] if ok else [warning]) + drift
+        if not trusted:
+            read, read_column = classical, "classical"
+            why_not = [w for w, bad in (("did not converge", not ok),
+                                        ("bends the traits", bool(drift))) if bad]
+            notes.append("The reading and the first tables come from the classical route: "
+                         f"the joint model {' and '.join(why_not)} (warning above).")
         title = "Error share 1 - R^2 per metric: " + (
             "classical (cross) and joint posterior (dot, HDI)" if classical is not None
             else "joint posterior (dot, HDI)")
@@ -176,7 +185,8 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         title = "Error share 1 - R^2 per metric (classical two-stage route)"
     notes.append(f"Factor model (lavaan syntax, the CFA section's fit): {syntax}")
     return SectionOutput(TITLE, tables, [forest(shown, "error_share", title=title)],
-                         _reading(shown.summary(), column),
+                         _reading((shown if read is None else read).summary(),
+                                  column if read is None else read_column),
                          [metric_variance, cfa, "models/metric_validity.md"], results, notes,
                          partial=[] if classical is not None else [why])
 
