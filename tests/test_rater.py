@@ -104,7 +104,7 @@ def test_default_parameterisation_has_fixed_rater_scales(small):
     every measured alternative build, have a finite log-probability and the variables
     the derived quantities read, so the reported estimands mean the same."""
     d = rm.rater_design(small, traits=["COH"])
-    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed_middle"
+    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed_middle_noncentred_items"
     free = {v.name for v in rm.build_rater_model(d).free_RVs}
     assert {"quality", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
     assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality_z"}

@@ -170,7 +170,7 @@ PARAMETERIZATIONS: dict[str, dict[str, str]] = {
 }
 
 #: The parameterization :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERIZATION = "rater_units_fixed_middle"
+DEFAULT_PARAMETERIZATION = "rater_units_fixed_middle_noncentred_items"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -224,9 +224,10 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
     parameterization : str or dict
         A name in :data:`PARAMETERIZATIONS` (default :data:`DEFAULT_PARAMETERIZATION`,
-        ``"rater_units_fixed_middle"``: centred output quality, fixed prior SDs over the
-        raters, each rater's severity shift at its middle threshold(s); chosen on measured
-        convergence, see ``models/rater.md``). Every
+        ``"rater_units_fixed_middle_noncentred_items"``: centred output quality,
+        non-centred item effects, fixed prior SDs over the raters, each rater's severity
+        shift at its middle threshold(s); chosen on measured convergence, see
+        ``models/rater.md``). Every
         parameterization has the deterministic (or free) variables ``mu``, ``sd_system``,
         ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
         ``discrimination`` from which

@@ -325,16 +325,18 @@ def rater_bias(
     parameterization : str
         How the model is written, a name in
         :data:`bayesmeta.raters._model_build.PARAMETERIZATIONS`. Default
-        ``"rater_units_fixed_middle"``: the severities, log-gaps and log-discriminations
-        have fixed weakly informative SDs over the raters (1, 0.5, 0.5) instead of SDs
-        estimated from a handful of raters, whose funnels made release 0.10's build
-        diverge, and each rater's severity shift sits at its middle threshold(s), so that
-        the gap to a category the rater never uses (an LLM judge that never gives 5) moves
-        only that end threshold; ``"rater_units_fixed"`` centres the shift on the mean
-        threshold (the default before; its fits of SummEval with six LLM judges had rare
-        divergences there); ``"rater_units"`` is release 0.10's build and priors (kept to
-        reproduce earlier results); the other variants were measured and mix worse on
-        SummEval.
+        ``"rater_units_fixed_middle_noncentred_items"``: the severities, log-gaps and
+        log-discriminations have fixed weakly informative SDs over the raters (1, 0.5,
+        0.5) instead of SDs estimated from a handful of raters, whose funnels made release
+        0.10's build diverge; each rater's severity shift sits at its middle threshold(s),
+        so that the gap to a category the rater never uses (an LLM judge that never gives
+        5) moves only that end threshold; and the item effects are non-centred, which
+        removes the funnel of an item SD near 0 (two of nine recovery datasets failed
+        without it). ``"rater_units_fixed_middle"`` is the same with centred item effects
+        (the default before); ``"rater_units_fixed"`` centres the shift on the mean
+        threshold (its fits of SummEval with six LLM judges had rare divergences there);
+        ``"rater_units"`` is release 0.10's build and priors (kept to reproduce earlier
+        results); the other variants were measured and mix worse on SummEval.
         The reported quantities mean the same in all of them; the priors differ as
         ``models/rater.md`` ("Convergence with the defaults") states, with the
         measurements.
