@@ -115,3 +115,28 @@ def test_a_failing_check_becomes_a_note_not_an_error(monkeypatch):
     line, note, moved = joint_model._drift(TWO, jd, post)
     assert moved and note.startswith("the metrics bend the traits")
     assert line.startswith("largest factor-correlation difference +")
+
+
+def test_a_bayesian_cfa_reference_is_its_posterior_mean_and_sd():
+    """Given a Bayesian CFA (a table with posterior ``mean`` and ``sd`` beside its WLSMV
+    twin), the reference is the posterior, whichever way round the pair is written."""
+    from bayesmeta.validity._joint_build import prepare
+    from bayesmeta.validity._joint_checks import ratings_only_correlations
+
+    ds = simulate_joint_validity(6, n_systems=10, n_items=30, n_traits=2, n_metrics=3)
+    jd = prepare(ds, TWO, None, None, "first")
+    idx = pd.MultiIndex.from_tuples([("factor_correlation", "con", "~~", "coh"),
+                                     ("loading", "coh", "=~", "Rater.1.COH")],
+                                    names=["estimand", "lhs", "op", "rhs"])
+    table = pd.DataFrame({"classical": [0.40, 0.7], "classical_low": [0.30, 0.6],
+                          "classical_high": [0.50, 0.8], "mean": [0.45, 0.72],
+                          "sd": [0.04, 0.03]}, index=idx)
+
+    class BayesCFA:
+        def summary(self):
+            return table
+
+    ref, source = ratings_only_correlations(BayesCFA(), jd.spec, jd.data, jd.design)
+    assert source == "the CFA passed as fit"
+    assert ref.loc[("coh", "con"), "estimate"] == pytest.approx(0.45)
+    assert ref.loc[("coh", "con"), "se"] == pytest.approx(0.04)
