@@ -3,7 +3,9 @@
 Reference: ``bm.metric_variance`` called directly on a WLSMV ``bm.cfa`` fit of the same
 factor model, written out here (one factor per trait, each rater's ratings as indicators),
 with the same seed and resamples (classical route), and ``bm.metric_variance(...,
-estimator="joint")`` with the same seed and sampler setting (joint route, slow tier). Every
+estimator="modular")`` on ``bm.cfa(..., estimator="bayes")`` with the same seed and sampler
+setting (the Bayesian route under ``bayes="full"``; slow tier, and in the fast tier with the
+Bayesian CFA stood in for). Every
 number the section shows must equal the reference to 1e-12 (the section only lays the
 result out). The CFA is fitted once per report: the CFA section's fit is reused.
 """
@@ -16,7 +18,7 @@ import numpy as np
 import pytest
 
 import bayesmeta as bm
-from bayesmeta.report._budget import SEC_JOINT, SEC_JOINT_FIXED, estimate
+from bayesmeta.report._budget import MODULAR_DRAWS, SEC_MODULAR, estimate
 
 TOL = 1e-12
 SEED = 5
@@ -106,33 +108,73 @@ def test_section_skips_with_the_reason(demo):
 
 
 def test_cost_estimate_counts_the_section(demo):
-    """The classical route is small; the joint model (bayes="full") adds its compilation
-    and a term linear in outputs x traits x (metrics + raters)."""
+    """The classical route is small; the modular route (bayes="full") adds a term linear in
+    CFA draws x outputs x metrics x (traits + 1)."""
     kw = {"n_resamples": 200, "n_permutations": 200}
     traits = [str(t) for t in demo["trait"].values]
     off, _ = estimate(demo, traits, ["metric_validity"], **kw)
     full, _ = estimate(demo, traits, ["metric_validity"], bayes="full", **kw)
     assert 1.0 < off["metric_validity"] < 5.0  # measured 0.3 s (200 resamples, load 5)
-    n, t, m, r = 1700, 4, 12, 3
-    joint = SEC_JOINT_FIXED + SEC_JOINT * n * t * (m + r)
-    assert abs(full["metric_validity"] - off["metric_validity"] - joint) < 1e-9
+    n, t, m = 1700, 4, 12
+    modular = SEC_MODULAR * MODULAR_DRAWS * n * m * (t + 1)
+    assert abs(full["metric_validity"] - off["metric_validity"] - modular) < 1e-9
     fewer = demo.isel(metric=slice(0, 6))
     full6, _ = estimate(fewer, traits, ["metric_validity"], bayes="full", **kw)
     off6, _ = estimate(fewer, traits, ["metric_validity"], **kw)
     assert abs((full["metric_validity"] - off["metric_validity"])
                - (full6["metric_validity"] - off6["metric_validity"])
-               - SEC_JOINT * n * t * 6) < 1e-9
+               - SEC_MODULAR * MODULAR_DRAWS * n * 6 * (t + 1)) < 1e-9
     # without ratings the section skips and costs its fixed second only
     bare, _ = estimate(demo.drop_vars("rating"), traits, ["metric_validity"],
                        bayes="full", **kw)
     assert abs(bare["metric_validity"] - 1.0) < 1e-12  # SEC_FIXED
 
 
+def test_bayes_full_shows_the_modular_route_on_the_shared_bayesian_cfa(monkeypatch):
+    """bayes="full": the section sets the modular route's posterior (on the report's one
+    Bayesian CFA, stood in for here) beside the classical columns, equal to the direct call
+    to 1e-12, and says which route each column comes from."""
+    import importlib
+
+    from test_modular import fake_bayes_cfa_data
+
+    section = importlib.import_module("bayesmeta.report._validity_section")
+
+    ds, fit, _ = fake_bayes_cfa_data()
+    calls = []
+
+    def shared(data, ctx, syntax):
+        calls.append(syntax)
+        return fit
+
+    monkeypatch.setattr(section, "bayes_cfa", shared)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = bm.report(ds, sections=["metric_validity"], bayes="full", random_seed=SEED,
+                        resampling={"n_resamples": N_RES}, progress=False)
+    sec = rep.section("metric_validity")
+    assert sec.status in ("ok", "partial"), sec.error or sec.reason
+    post = bm.metric_variance(ds, fit, estimator="modular", random_seed=SEED).summary()
+    every = next(t.frame for t in sec.output.tables if "hdi_low" in t.frame.columns
+                 and len(t.frame) == len(post))
+    _assert_same(every, post, POSTERIOR)
+    notes = " ".join(sec.output.notes)
+    assert "Modular Bayesian route" in notes and "estimator='joint'" in notes
+    assert calls and set(calls) == {_syntax(ds)}
+
+
+def _modular_reference(ds):
+    """The direct calls the section must equal: the Bayesian CFA with the report's seed and
+    sampler setting, then the modular route on it."""
+    fit = bm.cfa(_syntax(ds), ds, estimator="bayes", sampling="full", random_seed=SEED)
+    return fit, bm.metric_variance(ds, fit, estimator="modular", random_seed=SEED)
+
+
 @pytest.mark.slow
-def test_joint_route_equals_direct_joint_fit():
-    """bayes="full": the joint model's posterior beside the classical columns, equal to the
-    direct calls with the same seed and sampler setting, its convergence line and (when it
-    fails the targets) the warning on the page."""
+def test_modular_route_equals_direct_modular_fit():
+    """bayes="full": the modular route's posterior beside the classical columns, equal to
+    the direct calls with the same seed and sampler setting, its convergence line and (when
+    the CFA fails the targets) the warning on the page."""
     from bayesmeta.validity.joint_simulate import simulate_joint_validity
 
     ds = simulate_joint_validity(1, n_systems=4, n_items=15, n_traits=2, n_metrics=3)
@@ -142,44 +184,38 @@ def test_joint_route_equals_direct_joint_fit():
                         resampling={"n_resamples": N_RES}, progress=False)
         sec = rep.section("metric_validity")
         assert sec.status == "ok", sec.error or sec.reason
-        joint = bm.metric_variance(ds, _syntax(ds), estimator="joint", sampling="full",
-                                   random_seed=SEED)
+        fit, modular = _modular_reference(ds)
         classical = bm.metric_variance(ds, bm.cfa(_syntax(ds), ds),
                                        resampling={"n_resamples": N_RES}, random_seed=SEED)
-    post, cl = joint.summary(), classical.summary()
+    post, cl = modular.summary(), classical.summary()
     r_hat, ess = float(post["r_hat"].max()), float(post["ess_bulk"].min())
-    n_div = int(joint.idata.sample_stats["diverging"].sum())
+    n_div = int(fit.idata.sample_stats["diverging"].sum())
     failed = r_hat > 1.01 or ess < 400 or n_div > 0
-    drifted = any(n.startswith("the metrics bend the traits") for n in joint.notes)
-    # the joint model leads only where it can be read; else the classical route does
-    first = 2 if failed or drifted else 0
+    # the posterior leads only where it can be read; else the classical route does
+    first = 2 if failed else 0
     shares, every = sec.output.tables[first:first + 2]
-    assert len(every.frame) == len(post)  # the joint rows, error_variance included
+    assert len(every.frame) == len(post)  # the posterior's rows, error_variance included
     _assert_same(every.frame, post, POSTERIOR)
     _assert_same(shares.frame, post, POSTERIOR)
     with_classical = every.frame[every.frame.index.get_level_values(0) != "error_variance"]
     _assert_same(with_classical, cl, CLASSICAL)
-    # the classical tables, unchanged, after the joint ones or before them
+    # the classical tables, unchanged, after the posterior's or before them
     _assert_same(sec.output.tables[3 - first].frame, cl, CLASSICAL)
     notes = " ".join(every.notes)
     assert "Classical two-stage route (classical columns)" in notes
-    assert "Joint Bayesian model (mean, sd and HDI columns)" in notes
+    assert "Modular Bayesian route (mean, sd and HDI columns)" in notes
     line = f"max R-hat {r_hat:.3f}, min bulk ESS {ess:.0f}, {n_div} divergent"
     assert line in notes and any(line in n for n in sec.output.notes)
-    assert ("WARNING: the joint model did not meet" in sec.output.notes[0]) == failed
-    # the trait-drift warning (bayesmeta.validity._joint_checks) reaches the page
-    assert any(n.startswith("WARNING: The metrics bend the traits")
-               for n in sec.output.notes) == drifted
-    assert "traits vs ratings alone" in joint.info
+    assert ("WARNING: the Bayesian CFA behind" in sec.output.notes[0]) == failed
     assert ("(posterior mean)" in sec.output.reading) == (not first)
     assert any("come from the classical route" in n for n in sec.output.notes) == bool(first)
 
 
 @pytest.mark.slow
-def test_joint_route_alone_when_the_wlsmv_fit_has_no_factor_scores():
+def test_modular_route_alone_when_the_wlsmv_fit_has_no_factor_scores():
     """A Heywood case of the WLSMV fit (no EBM scores, so no classical route): with
-    bayes="full" the section shows the joint model alone, equal to the direct call, and is
-    "partial" with the reason."""
+    bayes="full" the section shows the modular route alone, equal to the direct calls, and
+    is "partial" with the reason."""
     from bayesmeta.validity.joint_simulate import simulate_joint_validity
 
     ds = simulate_joint_validity(2, n_systems=4, n_items=15, n_traits=2, n_metrics=3)
@@ -189,14 +225,13 @@ def test_joint_route_alone_when_the_wlsmv_fit_has_no_factor_scores():
             bm.metric_variance(ds, bm.cfa(_syntax(ds), ds), resampling={"n_resamples": 20})
         rep = bm.report(ds, sections=["metric_validity"], bayes="full", random_seed=SEED,
                         resampling={"n_resamples": N_RES}, progress=False)
-        joint = bm.metric_variance(ds, _syntax(ds), estimator="joint", sampling="full",
-                                   random_seed=SEED)
+        _, modular = _modular_reference(ds)
     sec = rep.section("metric_validity")
     assert sec.status == "partial", sec.error or sec.reason
     assert any("Heywood" in p for p in sec.partial)
-    assert len(sec.output.tables) == 2  # the joint model's two tables, no classical ones
+    assert len(sec.output.tables) == 2  # the posterior's two tables, no classical ones
     every = sec.output.tables[1].frame
     assert "classical" not in every.columns
-    _assert_same(every, joint.summary(), POSTERIOR)
+    _assert_same(every, modular.summary(), POSTERIOR)
     assert "classical route cannot be computed" in sec.output.notes[0] or \
         "WARNING" in sec.output.notes[0]

@@ -20,9 +20,8 @@ seconds per unit were measured on SummEval-sized data on the project's 2-core ma
 load 10 to 21 (see the constants); an idle machine of that size is faster, so the estimate
 is an upper bound there and a rough one elsewhere (``benchmarks/bench_report.py`` prints the
 estimate beside the time). The metric-validity section counts its bootstrap (resamples x
-outputs x (traits + metrics)^2) and, with ``bayes="full"``, the joint Bayesian model
-(outputs x traits x (metrics + raters), plus compilation); no other Bayesian model is in
-the estimate.
+outputs x (traits + metrics)^2) and, with ``bayes="full"``, the modular Bayesian route
+(CFA draws x outputs x metrics x traits); no Bayesian model's MCMC is in the estimate.
 """
 
 from __future__ import annotations
@@ -88,19 +87,15 @@ SEC_WMT = 2.2e-8
 #: at load 11, BLAS threads competing), 0.3 to 0.4 s for 12 metrics
 #: (``benchmarks/bench_report_validity.py``, ``benchmarks/results/report_validity.jsonl``).
 SEC_VALIDITY = 6e-9
-#: The joint Bayesian metric-validity model (``bayes="full"`` only): seconds of warm-up and
-#: sampling per unit of ``outputs x traits x (metrics + raters)`` (the metric and rating
-#: terms of its likelihood), and a fixed part (PyTensor/numba compilation plus the sampler's
-#: own overhead). Measured on one small fit, ``simulate_joint_validity(0, n_systems=4,
-#: n_items=15, n_traits=2, n_metrics=3)`` (60 outputs, 720 units) with the default sampler
-#: (4 chains, 1,000 draws): compilation 72.5 s, warm-up and sampling 44.4 s, at load 10.5
-#: on the project's 2-core machine (a second fit of the same shape: 32 s); the slope from
-#: the recovery benchmark's compiled fits of 8 x 30 outputs, 4 traits, 6 metrics, 3 raters
-#: (8,640 units; median 208 s, 88 to 654 s, load 8 to 23;
-#: ``benchmarks/results/joint_validity_recovery.jsonl``). A rough, load-bound estimate:
-#: the adaptive sampler draws more when the targets are not met.
-SEC_JOINT = 0.0215
-SEC_JOINT_FIXED = 95.0
+#: The modular Bayesian metric-validity route (``bayes="full"`` only): seconds per unit of
+#: ``CFA draws x outputs x metrics x (traits + 1)`` (one least-squares fit per draw and
+#: metric), with :data:`MODULAR_DRAWS` CFA draws assumed (the Bayesian CFA itself, shared
+#: with the CFA section, is not in the estimate, as no other Bayesian model is). Measured
+#: by ``benchmarks/bench_report_validity.py --modular``.
+SEC_MODULAR = 4.2e-8
+#: The CFA draws assumed by the estimate (4 chains x 600, the adaptive default's typical
+#: length on SummEval).
+MODULAR_DRAWS = 2400
 #: The sections that read a campaign of several language pairs (dim ``lp``); the others
 #: are skipped on such data and cost nothing.
 LP_SECTIONS = ("wmt",)
@@ -185,10 +180,9 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
                 sec += m * SEC_ROW
         if key == "metric_validity" and has_scores and "rating" in data:
             n_traits = max(t, 1)
-            n_raters = int(data.sizes.get("rater", 0))
             sec += SEC_VALIDITY * r * n * (n_traits + m) ** 2 + 3 * m * SEC_ROW
             if bayes == "full":
-                sec += SEC_JOINT_FIXED + SEC_JOINT * n * n_traits * (m + n_raters)
+                sec += SEC_MODULAR * MODULAR_DRAWS * n * m * (n_traits + 1)
         if key == "agreement" and ("rating" in data or "label" in data):
             n_traits = int(data.sizes.get("trait", 1))
             sec += SEC_AGREE * r * n * int(data.sizes.get("rater", 0)) * n_traits

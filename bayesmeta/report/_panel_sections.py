@@ -126,6 +126,21 @@ def wlsmv_cfa(ds: xr.Dataset, ctx: Context, syntax: str) -> Any:
     return ctx.fits[key]
 
 
+def bayes_cfa(ds: xr.Dataset, ctx: Context, syntax: str) -> Any:
+    """The Bayesian ordinal CFA ``bm.cfa(syntax, ds, estimator="bayes")`` of this report:
+    fitted once and kept in :attr:`Context.fits` (as :func:`wlsmv_cfa`), so the CFA section
+    and the metric-validity section's modular route share one MCMC fit."""
+    from bayesmeta.results import data_hash
+    from bayesmeta.validity import cfa
+
+    key = f"cfa|bayes|{syntax}|{data_hash(ds)}|{ctx.ci_prob!r}|{ctx.random_seed!r}"
+    if key not in ctx.fits:
+        ctx.fits[key] = cfa(syntax, ds, estimator="bayes", ci_prob=ctx.ci_prob,
+                            sampling=ctx.sampling, random_seed=ctx.random_seed,
+                            progress=ctx.progress)
+    return ctx.fits[key]
+
+
 def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
               ) -> tuple[list[TableBlock], list[Any], str]:
     """The Bayesian ordinal CFA of the trait model and, with two or more traits, its LOO
@@ -134,8 +149,7 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     from bayesmeta.data.select import rating_label
     from bayesmeta.validity import cfa
 
-    fit = cfa(syntax, ds, estimator="bayes", ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-              random_seed=ctx.random_seed, progress=ctx.progress)
+    fit = bayes_cfa(ds, ctx, syntax)
     tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
     results: list[Any] = [fit]
     if len(traits) < 2:

@@ -9,9 +9,11 @@ report's metric selection: ``--metrics`` when reading a file).
 * ``bayes="off"`` (and ``"fast"``): the classical two-stage route, each metric regressed on
   the CFA's EBM factor scores (regression calibration), with its percentile bootstrap over
   systems and items.
-* ``bayes="full"``: also the joint Bayesian model (``estimator="joint"``: ratings and metric
-  scores as indicators of the same traits in one PyMC model), its posterior means and HDIs
-  beside the classical columns, and its convergence line.
+* ``bayes="full"``: also the modular Bayesian route (``estimator="modular"`` on the CFA
+  section's Bayesian ordinal CFA: the experts' traits, each metric's coefficients and error
+  variance given them, the CFA's uncertainty propagated), its posterior means and HDIs
+  beside the classical columns, and its convergence line. The joint model is not run: where
+  metrics outnumber raters it redefines the traits (``models/metric_validity.md``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ import xarray as xr
 
 from bayesmeta.report._blocks import _n, block, extremes, forest
 from bayesmeta.report._core import ESS_MIN, RHAT_MAX, Context, Section, SectionOutput, Skipped
-from bayesmeta.report._panel_sections import cfa_panel, wlsmv_cfa
+from bayesmeta.report._panel_sections import bayes_cfa, cfa_panel, wlsmv_cfa
 
-__all__ = ["SHARES", "VALIDITY_SECTION", "combined", "joint_convergence", "validity_section"]
+__all__ = ["SHARES", "VALIDITY_SECTION", "combined", "posterior_convergence",
+           "validity_section"]
 
 #: The estimands of the section's first table (per metric).
 SHARES = ("trait_share", "other_traits_share", "error_share")
@@ -36,46 +39,54 @@ CLASSICAL_ROUTE = ("Classical two-stage route: the WLSMV CFA of the ratings give
                    "standardized with the CFA's factor correlations); the interval is a "
                    "percentile bootstrap over systems and items with the factor scores held "
                    "fixed.")
-JOINT_ROUTE = ("Joint Bayesian model: the ratings (ordinal CFA) and the standardized metric "
-               "scores are indicators of the same traits in one PyMC model "
-               "(models/metric_validity.md), so the traits' uncertainty enters every "
-               "posterior mean and HDI.")
+MODULAR_ROUTE = ("Modular Bayesian route: the Bayesian ordinal CFA of the ratings (the CFA "
+                 "section's fit) gives the traits, and in each of its posterior draws every "
+                 "metric is regressed on the traits' conditional means with their "
+                 "uncertainty in the residual (models/metric_validity.md), so the CFA's "
+                 "uncertainty enters every posterior mean and HDI and the metrics do not "
+                 "redefine the traits.")
+JOINT_OFFER = ("The joint model (ratings and metrics as indicators of the same traits in one "
+               "PyMC model) is not run here: where metrics outnumber raters it lets the "
+               "metrics redefine the traits, moving the factor correlations away from the "
+               "ratings' own, and its chains may not converge (models/metric_validity.md); "
+               "fit it with bm.metric_variance(data, fit, estimator='joint').")
 TITLE = "Metric validity: claimed trait, other traits, error"
 
 
-def joint_convergence(joint: Any) -> tuple[str, bool]:
-    """The joint fit's convergence line (worst R-hat and bulk ESS over the table's rows,
-    divergent transitions) and whether it meets the targets (R-hat <= 1.01, bulk ESS >=
-    400, no divergences)."""
-    tab = joint.summary()
+def posterior_convergence(post: Any, sampled: Any = None) -> tuple[str, bool]:
+    """The Bayesian route's convergence line (worst R-hat and bulk ESS over the table's
+    rows of ``post``, divergent transitions of the MCMC run ``sampled``, default ``post``
+    itself) and whether it meets the targets (R-hat <= 1.01, bulk ESS >= 400, no
+    divergences)."""
+    tab = post.summary()
     r_hat = float(np.nanmax(tab["r_hat"].to_numpy(dtype=float)))
     ess = float(np.nanmin(tab["ess_bulk"].to_numpy(dtype=float)))
-    stats = getattr(joint.idata, "sample_stats", None)
+    stats = getattr((post if sampled is None else sampled).idata, "sample_stats", None)
     n_div = int(np.asarray(stats["diverging"]).sum()) if stats is not None and \
         "diverging" in stats else 0
     ok = r_hat <= RHAT_MAX and ess >= ESS_MIN and n_div == 0
-    line = (f"Joint model convergence: max R-hat {r_hat:.3f}, min bulk ESS {ess:.0f}, "
+    line = (f"Convergence: max R-hat {r_hat:.3f}, min bulk ESS {ess:.0f}, "
             f"{n_div} divergent transition(s) (targets: R-hat <= {RHAT_MAX}, bulk ESS >= "
             f"{ESS_MIN}, none divergent).")
     return line, ok
 
 
-def combined(classical: Any, joint: Any) -> Any:
-    """One table, the joint model's rows: the classical route's estimate and interval beside
-    the joint posterior (``error_variance`` has no classical value)."""
+def combined(classical: Any, bayes: Any) -> Any:
+    """One table, the Bayesian route's rows: the classical route's estimate and interval
+    beside the posterior (``error_variance`` has no classical value)."""
     from bayesmeta.results import Result
 
-    post = joint.summary()
+    post = bayes.summary()
     cl = classical.summary()
     table = pd.concat([cl[["classical", "classical_low", "classical_high"]].reindex(post.index),
                        post], axis=1)
-    return Result(table, title=f"{TITLE}: classical two-stage beside the joint Bayesian model",
-                  ci_prob=joint.ci_prob,
+    return Result(table, title=f"{TITLE}: classical two-stage beside the Bayesian route",
+                  ci_prob=bayes.ci_prob,
                   classical_ci_kind=cl.attrs.get("classical_ci_kind", ""),
-                  posterior="MCMC posterior (joint model)",
-                  random_seed=joint.provenance.get("random_seed"),
-                  data_hash=joint.provenance.get("data_hash", ""),
-                  notes=[*classical.notes, *joint.notes])
+                  posterior=bayes.posterior_kind,
+                  random_seed=bayes.provenance.get("random_seed"),
+                  data_hash=bayes.provenance.get("data_hash", ""),
+                  notes=[*classical.notes, *bayes.notes])
 
 
 def _reading(frame: pd.DataFrame, column: str) -> str:
@@ -101,9 +112,8 @@ def _reading(frame: pd.DataFrame, column: str) -> str:
 def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Per metric: the claimed trait's share, the other traits' share and the error share
     ``1 - R^2`` (:func:`bayesmeta.metric_variance` on the report's WLSMV CFA), and with
-    ``bayes="full"`` the joint Bayesian model beside it."""
+    ``bayes="full"`` the modular Bayesian route beside it."""
     from bayesmeta.validity import cfa, metric_variance
-    from bayesmeta.validity._joint_checks import DRIFT_PREFIX
 
     if "score" not in ds or _n(ds, "metric") < 1:
         return Skipped("the data has no metric scores (variable 'score')")
@@ -120,8 +130,8 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     except ValueError as err:  # e.g. a Heywood case: the CFA has no EBM factor scores
         why = f"the classical route cannot be computed: {err}"
         if ctx.bayes != "full":
-            return Skipped(why + " (--bayes full runs the joint model, which needs no "
-                                 "factor scores)")
+            return Skipped(why + " (--bayes full adds the modular Bayesian route, which "
+                                 "needs no WLSMV factor scores)")
     results: list[Any] = []
     tables: list[Any] = []
     notes = [CLASSICAL_ROUTE if classical is not None else f"{why[0].upper()}{why[1:]}."]
@@ -138,50 +148,45 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         shown, column = classical, "classical"
     read, read_column = None, ""
     if ctx.bayes == "full":
-        joint = metric_variance(ds, fit if fit is not None else syntax, estimator="joint",
-                                ci_prob=ctx.ci_prob, sampling=ctx.sampling,
-                                random_seed=ctx.random_seed, progress=ctx.progress)
-        results.append(joint)
-        line, ok = joint_convergence(joint)
-        warning = ("WARNING: the joint model did not meet its convergence targets; do not "
-                   "report its numbers before refitting with more draws "
-                   "(bm.metric_variance(data, fit, estimator='joint', sampling={'draws': "
-                   "...})).")
-        shown, column = (combined(classical, joint) if classical is not None else joint), "mean"
+        post = metric_variance(ds, bayes_cfa(ds, ctx, syntax), estimator="modular",
+                               ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
+        results.append(post)
+        line, ok = posterior_convergence(post, bayes_cfa(ds, ctx, syntax))
+        warning = ("WARNING: the Bayesian CFA behind the modular route did not meet its "
+                   "convergence targets; do not report its numbers before refitting it with "
+                   "more draws (bm.cfa(model, data, estimator='bayes', sampling={'draws': "
+                   "...}), then bm.metric_variance(data, fit, estimator='modular')).")
+        shown, column = (combined(classical, post) if classical is not None else post), "mean"
         frame = shown.summary()
         shares = np.isin(frame.index.get_level_values(0), SHARES)
-        both = "classical two-stage beside the joint Bayesian model" \
-            if classical is not None else "joint Bayesian model"
-        joint_tables = [block(shown, ctx, f"{TITLE}: {both}, shares per metric",
-                              rows=shares if shares.any() else None),
-                        block(shown, ctx, f"{TITLE}: {both}, every estimate")]
-        drift = [f"WARNING: {n[0].upper()}{n[1:]}" for n in joint.notes
-                 if n.startswith(DRIFT_PREFIX)]  # the metrics bend the traits
-        for t in joint_tables:
+        both = "classical two-stage beside the modular Bayesian route" \
+            if classical is not None else "modular Bayesian route"
+        post_tables = [block(shown, ctx, f"{TITLE}: {both}, shares per metric",
+                             rows=shares if shares.any() else None),
+                       block(shown, ctx, f"{TITLE}: {both}, every estimate")]
+        for t in post_tables:
             t.notes[:0] = ([CLASSICAL_ROUTE.replace("route:", "route (classical columns):")]
                            if classical is not None else []) + [
-                JOINT_ROUTE.replace("model:", "model (mean, sd and HDI columns):"), line] + (
-                [] if ok else [warning]) + drift
-        # the joint model leads where it can be read; else the classical route does
-        trusted = classical is None or (ok and not drift)
-        tables = joint_tables + tables if trusted else tables + joint_tables
-        notes += [JOINT_ROUTE, line]
-        notes[:0] = ([] if ok else [warning]) + drift
+                MODULAR_ROUTE.replace("route:", "route (mean, sd and HDI columns):"),
+                line] + ([] if ok else [warning])
+        # the posterior leads where it can be read; else the classical route does
+        trusted = classical is None or ok
+        tables = post_tables + tables if trusted else tables + post_tables
+        notes += [MODULAR_ROUTE, line, JOINT_OFFER]
+        notes[:0] = [] if ok else [warning]
         if not trusted:
             read, read_column = classical, "classical"
-            why_not = [w for w, bad in (("did not converge", not ok),
-                                        ("bends the traits", bool(drift))) if bad]
             notes.append("The reading and the first tables come from the classical route: "
-                         f"the joint model {' and '.join(why_not)} (warning above).")
+                         "the Bayesian CFA did not converge (warning above).")
         title = "Error share 1 - R^2 per metric: " + (
-            "classical (cross) and joint posterior (dot, HDI)" if classical is not None
-            else "joint posterior (dot, HDI)")
+            "classical (cross) and modular posterior (dot, HDI)" if classical is not None
+            else "modular posterior (dot, HDI)")
     else:
-        notes.append("The joint Bayesian model (ratings and metrics in one PyMC model) runs "
-                     "with --bayes full only" + (": an MCMC fit over every output's traits, "
-                                                 "whose preview is too rough to set beside "
-                                                 "the classical route."
-                                                 if ctx.bayes == "fast" else "."))
+        notes.append("The Bayesian route (the Bayesian CFA's traits, each metric's "
+                     "coefficients and error variance given them) runs with --bayes full "
+                     "only" + (": it needs the full Bayesian CFA, whose preview is too rough "
+                               "to set beside the classical route." if ctx.bayes == "fast"
+                               else "."))
         title = "Error share 1 - R^2 per metric (classical two-stage route)"
     notes.append(f"Factor model (lavaan syntax, the CFA section's fit): {syntax}")
     return SectionOutput(TITLE, tables, [forest(shown, "error_share", title=title)],

@@ -173,9 +173,24 @@ class JointValidityResult(Result):
     def probability(self, metric: str, trait: str, trait2: str) -> float:
         """Posterior probability that ``metric``'s validity coefficient on ``trait`` is at
         least its coefficient on ``trait2``."""
-        beta = self.idata.posterior["validity_coefficient"]
-        d = beta.sel(metric=metric, trait=trait) - beta.sel(metric=metric, trait=trait2)
-        return float((d >= 0).mean())
+        return coefficient_probability(self.idata.posterior, metric, trait, trait2)
+
+
+def coefficient_probability(posterior: xr.Dataset, metric: str, trait: str,
+                            trait2: str) -> float:
+    """P(validity coefficient of ``metric`` on ``trait`` >= on ``trait2``) over the draws of
+    ``posterior`` (``validity_coefficient``); unknown names raise, naming them."""
+    beta = posterior["validity_coefficient"]
+    names = [str(m) for m in beta["metric"].values]
+    traits = [str(t) for t in beta["trait"].values]
+    if metric not in names:
+        raise ValueError(f"metric {metric!r} is not in the fit (its metrics: "
+                         f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
+    bad = [t for t in (trait, trait2) if t not in traits]
+    if bad:
+        raise ValueError(f"trait(s) {bad} are not in the fit (its traits: {traits}).")
+    d = beta.sel(metric=metric, trait=trait) - beta.sel(metric=metric, trait=trait2)
+    return float((d >= 0).mean())
 
 
 def frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:

@@ -24,6 +24,9 @@ from bayesmeta.validity._factor_common import (
     _weighted_cov,
 )
 
+#: The routes of :func:`metric_variance` (``estimator``).
+ESTIMATORS = ("auto", "joint", "modular")
+
 
 def _regression_shares(cov: np.ndarray, T: int, psi: np.ndarray | None = None
                        ) -> dict[str, np.ndarray]:
@@ -193,9 +196,25 @@ def metric_variance(
     ``summary(lm(scale(metric) ~ scale(fs)))`` for the coefficients and R^2.
     """
     ci_prob = check_ci_prob(ci_prob)
-    if estimator not in ("auto", "joint"):
-        raise ValueError(f"estimator must be 'auto' (the fit's route) or 'joint', got "
-                         f"{estimator!r}.")
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS} ('auto': the fit's route), "
+                         f"got {estimator!r}.")
+    if estimator == "modular":
+        if level != "output":
+            raise ValueError("estimator='modular' models the scores of outputs; level must "
+                             "be 'output'.")
+        if method_factors != "auto" or errors != "normal":
+            raise ValueError("method_factors and errors apply to estimator='joint' only "
+                             "(the modular route regresses each metric on the traits "
+                             "separately, with normal errors).")
+        if not _is_bayesian(fit):
+            raise ValueError("estimator='modular' needs a Bayesian CFA of the ratings: "
+                             "bm.cfa(model, data, estimator='bayes').")
+        from bayesmeta.validity.modular import modular_metric_variance
+
+        return modular_metric_variance(data, fit, metrics=metrics, claims=claims, run=run,
+                                       reference=reference, ci_prob=ci_prob,
+                                       random_seed=random_seed)
     if estimator == "joint":
         if level != "output":
             raise ValueError("estimator='joint' models the scores of outputs; level must "
