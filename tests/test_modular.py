@@ -57,7 +57,7 @@ def _fake_fit(ds: xr.Dataset, mean: np.ndarray, *, corr: float = 0.5,
     return fit, design, psi
 
 
-def _data_with_scores(seed: int = 3):
+def _data_with_scores(seed: int = 3, error_corr: float = 0.0):
     """Simulated ratings (two traits), conditional trait means drawn as the CFA would imply,
     and three metrics generated from traits = means + N(0, V): b, sigma known."""
     ds = simulate_joint_validity(seed, n_traits=2, n_metrics=3)
@@ -71,12 +71,15 @@ def _data_with_scores(seed: int = 3):
     traits = mean + rng.multivariate_normal(np.zeros(2), V, size=N)
     B = np.array([[0.8, 0.1], [0.0, 0.6], [0.4, 0.4]])
     sigma = np.array([0.5, 0.8, 0.3])
-    x = 2.0 + traits @ B.T + sigma * rng.standard_normal((N, 3))
-    return ds, design, mean, V, x
+    R = np.eye(3)
+    R[0, 2] = R[2, 0] = error_corr
+    e = rng.multivariate_normal(np.zeros(3), R, size=N) * sigma
+    x = 2.0 + traits @ B.T + e
+    return ds, design, mean, V, x, e
 
 
 def test_score_noise_gives_back_the_conditional_means_the_draws_came_from():
-    ds, design, mean, V, _ = _data_with_scores()
+    ds, design, mean, V, _, _ = _data_with_scores()
     fit, _, _ = _fake_fit(ds, mean)
     from bayesmeta.validity._joint_build import prepare
 
@@ -96,7 +99,7 @@ def test_score_noise_gives_back_the_conditional_means_the_draws_came_from():
 def test_conditional_draws_match_the_closed_form_posterior():
     """Reference prior p(a, b, s^2) ~ 1/s^2: the draws of (a, b) centre on least squares of
     x on [1, m] (NumPy lstsq) and s^2 = b'Vb + sigma^2 has mean RSS / (n - p - 2)."""
-    _, _, mean, V, x = _data_with_scores()
+    _, _, mean, V, x, _ = _data_with_scores()
     N, T = mean.shape
     S = 4000
     rng = np.random.default_rng(5)
@@ -118,7 +121,7 @@ def test_conditional_draws_match_the_closed_form_posterior():
 
 
 def test_missing_scores_regress_each_metric_on_its_own_outputs():
-    _, _, mean, V, x = _data_with_scores()
+    _, _, mean, V, x, _ = _data_with_scores()
     N, T = mean.shape
     z = (x - x.mean(0)) / x.std(0, ddof=1)
     z[::7, 1] = np.nan
@@ -134,10 +137,10 @@ def test_missing_scores_regress_each_metric_on_its_own_outputs():
     assert np.all(np.abs(draws.mean(0) - gamma) < 4 * se / np.sqrt(S))
 
 
-def fake_bayes_cfa_data():
+def fake_bayes_cfa_data(error_corr: float = 0.0, with_errors: bool = False):
     """Simulated ratings with metric scores generated from known b and sigma, and a stand-in
     Bayesian CFA of them (also used by the report's fast test)."""
-    ds, design, mean, V, x = _data_with_scores()
+    ds, design, mean, _, x, e = _data_with_scores(error_corr=error_corr)
     fit, _, psi = _fake_fit(ds, mean)
     # the metric scores on the dataset's (system, item) rows
     _, data_, _ = setup(MODEL, ds)
@@ -146,7 +149,8 @@ def fake_bayes_cfa_data():
     item_ix = {s: i for i, s in enumerate(ds["item"].values)}
     for n in range(design.n_rows):
         score[sys_ix[data_.system[n]], item_ix[data_.item[n]], :, 0] = x[n]
-    return ds.assign(score=(("system", "item", "metric", "run"), score)), fit, psi
+    out = ds.assign(score=(("system", "item", "metric", "run"), score)), fit, psi
+    return (*out, e) if with_errors else out
 
 
 def test_public_route_recovers_the_truth_and_reports_the_joint_routes_rows():
@@ -183,6 +187,34 @@ def test_public_route_recovers_the_truth_and_reports_the_joint_routes_rows():
         res.probability("nope", "coh", "con")
 
 
+def test_residual_correlations_remove_the_traits_uncertainty():
+    """Errors of metrics 1 and 3 correlated 0.5: the posterior of their residual correlation
+    centres on the realised errors' sample correlation (NumPy) within 0.1, where the plain
+    residuals on the conditional means (B V B' left in) are biased by more than 0.1."""
+    ds, fit, _, e = fake_bayes_cfa_data(error_corr=0.5, with_errors=True)
+    res = bm.metric_variance(ds, fit, estimator="modular", random_seed=2)
+    corr, names, n = res.residual_correlation_draws()
+    assert names == [str(m) for m in ds["metric"].values] and n == e.shape[0]
+    target = np.corrcoef(e.T)
+    got = corr.mean((0, 1))
+    assert abs(got[0, 2] - target[0, 2]) < 0.1 and abs(got[0, 1] - target[0, 1]) < 0.1
+    np.testing.assert_allclose(np.diagonal(got), 1.0, atol=1e-9)
+    # without the correction the shared trait uncertainty inflates the correlation
+    post = res.idata.posterior
+    jd, cfa = res._jd, res._cfa
+    from bayesmeta.validity.modular import conditional_means
+
+    mean, _ = conditional_means(cfa, jd)
+    a = post["metric_intercept"].mean(("chain", "draw")).values
+    b = post["metric_loading"].mean(("chain", "draw")).values
+    r = jd.x - a - mean[0, 0] @ b.T
+    naive = np.corrcoef(r.T)
+    assert abs(naive[0, 2] - target[0, 2]) > abs(got[0, 2] - target[0, 2])
+    table = bm.metric_residuals(ds, res, n_components=1).summary()
+    row = table.loc[("residual_correlation", "", "metric01.COH", "metric03.COH")]
+    assert abs(row["mean"] - got[0, 2]) < 1e-12
+
+
 def test_modular_result_saves_and_loads_without_loss(tmp_path):
     ds, fit, _ = fake_bayes_cfa_data()
     res = bm.metric_variance(ds, fit, estimator="modular", random_seed=4)
@@ -196,7 +228,7 @@ def test_modular_result_saves_and_loads_without_loss(tmp_path):
 
 
 def test_a_metric_that_is_a_function_of_the_traits_means_is_refused_by_name():
-    _, _, mean, V, _ = _data_with_scores()
+    _, _, mean, V, _, _ = _data_with_scores()
     N, T = mean.shape
     z = np.column_stack([mean[:, 0], mean[:, 1] + 0.3 * np.random.default_rng(0)
                          .standard_normal(N)])

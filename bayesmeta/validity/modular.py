@@ -10,7 +10,7 @@ and standardized metric scores :math:`x_{nm} = a_m + b_m^\top f_n + e_{nm}`,
 the Bayesian CFA's posterior (the metrics do not feed back into the traits; a *cut*,
 Plummer 2015), so the traits stay the experts' by construction. That guards against
 interpretational confounding (Burt 1976), where many metrics redefine the traits: on
-SummEval's 43 metrics the joint posterior moves the factor correlations by up to 0.28
+SummEval's 43 metrics the joint posterior moves the factor correlations by up to 0.29
 (``models/metric_validity.md``).
 
 Given one CFA draw, with latent responses :math:`y^*` and parameters :math:`\theta`, the
@@ -81,6 +81,61 @@ class ModularValidityResult(Result):
         from bayesmeta.validity.joint_model import coefficient_probability
 
         return coefficient_probability(self.idata.posterior, metric, trait, trait2)
+
+    def residual_correlation_draws(self, metrics: Sequence[str] | None = None
+                                   ) -> tuple[np.ndarray, list[str], int]:
+        r"""Per-draw correlations of the metrics' errors :math:`e_{nm}` (chain, draw,
+        metric, metric2) of ``metrics`` (default all) over the outputs with all of them
+        scored, their names and the number of those outputs (used by
+        ``bm.metric_residuals`` on this fit). In each draw the residuals on the traits'
+        conditional means, :math:`r_n = x_n - a - B m_n = B(f_n - m_n) + e_n`, have
+        covariance :math:`B V B^\top + \Sigma_e`, so :math:`\Sigma_e` is their sample
+        covariance minus :math:`B V B^\top` (MetricEval App. A.6, the traits' own
+        uncertainty removed); its correlations are returned. A moment estimate per draw:
+        its spread is the parameters' posterior uncertainty, not the sampling error of a
+        correlation over these outputs (about :math:`(1 - \rho^2)/\sqrt{N}`)."""
+        jd, cfa = getattr(self, "_jd", None), getattr(self, "_cfa", None)
+        if jd is None or cfa is None:
+            raise ValueError("this result was saved and loaded: the standardized metric "
+                             "scores and the CFA are not kept; refit to compute residuals.")
+        names = list(jd.metrics)
+        keep = names if metrics is None else [str(m) for m in metrics]
+        bad = [m for m in keep if m not in names]
+        if bad:
+            raise ValueError(f"metrics {bad} are not in the fit (its metrics: "
+                             f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
+        idx = [names.index(m) for m in keep]
+        rows = np.flatnonzero(jd.observed[:, idx].all(1))
+        if rows.size < 3:
+            raise ValueError(f"only {rows.size} output(s) have all of {keep[:5]} scored: too "
+                             f"few for residual correlations.")
+        mean, cond = conditional_means(cfa, jd)
+        post = self.idata.posterior
+        a = post["metric_intercept"].transpose("chain", "draw", "metric").values[..., idx]
+        b = post["metric_loading"].transpose("chain", "draw", "metric", "trait").values
+        return (residual_error_correlations(mean[:, :, rows], cond, jd.x[rows][:, idx], a,
+                                            b[:, :, idx]), keep, int(rows.size))
+
+
+def residual_error_correlations(mean: np.ndarray, cond: np.ndarray, x: np.ndarray,
+                                a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r"""Correlations of the metric errors per draw (see
+    :meth:`ModularValidityResult.residual_correlation_draws`): ``mean`` (C, D, N, T),
+    ``cond`` (C * D, T, T), ``x`` (N, M) complete, ``a`` (C, D, M), ``b`` (C, D, M, T).
+    Returns (C, D, M, M)."""
+    C, D, N, _ = mean.shape
+    M = x.shape[1]
+    out = np.empty((C * D, M, M))
+    mean = mean.reshape(C * D, N, -1)
+    a, b = a.reshape(C * D, M), b.reshape(C * D, M, -1)
+    for lo in range(0, C * D, CHUNK):
+        sl = slice(lo, min(C * D, lo + CHUNK))
+        r = x[None] - a[sl, None, :] - mean[sl] @ np.swapaxes(b[sl], 1, 2)  # (s, N, M)
+        r = r - r.mean(1, keepdims=True)
+        cov = np.swapaxes(r, 1, 2) @ r / (N - 1) - b[sl] @ cond[sl] @ np.swapaxes(b[sl], 1, 2)
+        sd = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 1e-12, None))
+        out[sl] = cov / (sd[:, :, None] * sd[:, None, :])
+    return out.reshape(C, D, M, M)
 
 
 def conditional_means(fit: Any, jd: JointData) -> tuple[np.ndarray, np.ndarray]:
@@ -302,12 +357,14 @@ def modular_metric_variance(
             "shares": "Pratt (1987): beta_t * r_t, summing to R^2",
             "time": f"{seconds:.1f} s (after the CFA)"}
     idata = az.InferenceData(posterior=post)
-    return ModularValidityResult(
+    result = ModularValidityResult(
         table, title="Metric variance: claimed trait, other traits, error (Bayesian, "
-        "modular)", info=info, idata=idata, notes=notes,
-                  ci_prob=ci_prob, posterior="CFA posterior x exact conditional draws "
-                  "(modular)", random_seed=seed, data_hash=data_hash(data))
+        "modular)", info=info, idata=idata, notes=notes, ci_prob=ci_prob,
+        posterior="CFA posterior x exact conditional draws (modular)", random_seed=seed,
+        data_hash=data_hash(data))
+    result._jd, result._cfa = jd, fit  # residual correlations on request (not saved)
+    return result
 
 
 __all__ = ["ModularValidityResult", "conditional_means", "draw_metric_parameters",
-           "modular_metric_variance"]
+           "modular_metric_variance", "residual_error_correlations"]

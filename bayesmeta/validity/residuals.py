@@ -69,6 +69,11 @@ def _posterior_frame(summ: xr.Dataset, index: pd.MultiIndex) -> pd.DataFrame:
                          **{k: summ[k].values.ravel() for k in MCMC_COLUMNS}}, index=index)
 
 
+#: Bayesian metric-validity results whose residual correlations have a posterior.
+POSTERIOR_KINDS = {"joint_metric_validity": "joint model",
+                   "modular_metric_validity": "modular route"}
+
+
 def _joint_residuals(fit: Any, *, metrics: Sequence[str] | None = None,
                            n_components: int = 2, ci_prob: float = CI_PROB) -> Result:
     """:func:`~bayesmeta.validity.residuals.metric_residuals` of a joint fit: the posterior
@@ -95,18 +100,23 @@ def _joint_residuals(fit: Any, *, metrics: Sequence[str] | None = None,
     summ = summarize(xr.DataArray(vals, dims=("chain", "draw", "row")), ci_prob=ci_prob)
     table = _posterior_frame(summ, pd.MultiIndex.from_tuples(
         index, names=["estimand", "component", "metric", "metric2"]))
-    notes = ["Residuals e = x - a - b'f of the standardized metric scores in every posterior "
-             "draw of the joint model (its own traits f), correlated over the "
-             f"{n_rows} outputs with every metric scored (MetricEval App. A.6).",
+    route = POSTERIOR_KINDS[fit.kind]
+    notes = [("Residuals e = x - a - b'f of the standardized metric scores in every "
+              "posterior draw of the joint model (its own traits f)"
+              if fit.kind == "joint_metric_validity" else
+              "Metric errors e in every draw of the modular route: the residuals on the "
+              "traits' conditional means, their covariance less B V B' (the traits' own "
+              "uncertainty)") + f", correlated over the {n_rows} outputs with every metric "
+             "scored (MetricEval App. A.6).",
              "PC loadings: eigenvectors of each draw's residual correlation matrix times "
              "the square root of their eigenvalue, signs aligned to the components of the "
              "posterior-mean matrix; read intervals only for well-separated eigenvalues."]
-    info = {"fit": "joint metric-validity model", "metrics": M, "components": k}
+    info = {"fit": f"metric validity, {route}", "metrics": M, "components": k}
     extra = {"residual_correlation": xr.DataArray(
         flat.mean(0), dims=("metric", "metric2"), coords={"metric": keep, "metric2": keep})}
     return Result(table, title="Residual correlations of metrics after the traits "
-                  "(Bayesian, joint model)", info=info, notes=notes, extra=extra,
-                  ci_prob=ci_prob, posterior="MCMC posterior (joint model)",
+                  f"(Bayesian, {route})", info=info, notes=notes, extra=extra,
+                  ci_prob=ci_prob, posterior=fit.posterior_kind,
                   random_seed=fit.provenance.get("random_seed"),
                   data_hash=fit.provenance.get("data_hash"))
 
@@ -147,11 +157,12 @@ def metric_residuals(
     Parameters
     ----------
     data : xarray.Dataset
-    fit : CFAResult or JointValidityResult
-        ``bm.cfa(model, data)``, or a joint fit (``bm.metric_variance(data, fit,
-        estimator="joint")``): then the posterior of the residual correlations and their
-        components, from the residuals of every draw (``disattenuate``, ``score_method``,
-        ``resampling`` and ``random_seed`` do not apply).
+    fit : CFAResult, JointValidityResult or ModularValidityResult
+        ``bm.cfa(model, data)``, or a joint or modular fit (``bm.metric_variance(data,
+        fit, estimator="joint")`` or ``"modular"``): then the posterior of the residual
+        correlations and their components, from the residuals of every draw
+        (``disattenuate``, ``score_method``, ``resampling`` and ``random_seed`` do not
+        apply).
     metrics : list of str, optional
         At least ``n_components`` metrics (default all).
     n_components : int
@@ -190,7 +201,7 @@ def metric_residuals(
     ``e <- resid(lm(as.matrix(metrics) ~ fs))``; ``cor(e)``; ``prcomp(e, scale. = TRUE)``.
     """
     ci_prob = check_ci_prob(ci_prob)
-    if getattr(fit, "kind", None) == "joint_metric_validity":
+    if getattr(fit, "kind", None) in POSTERIOR_KINDS:
         return _joint_residuals(fit, metrics=metrics, n_components=n_components,
                                       ci_prob=ci_prob)
     if _is_bayesian(fit):
