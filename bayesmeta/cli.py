@@ -4,7 +4,8 @@
     bayesmeta reliability [PATH ...] [reading options] [--coefficient kendall]
                           [--bayes [--fast] [--seed N]]
     bayesmeta report DATA [--design design.toml] [reading options] [--trait T]
-                     [--bayes off|fast|full] [--seed N] [--resamples N] [--budget S]
+                     [--bayes off|fast|full] [--loo] [--seed N] [--resamples N]
+                     [--budget S]
                      [--no-progress] --out report.html
     bayesmeta demo [--out bayesmeta-demo.html] [--bayes off|fast|full] [--seed N] [--text]
     bayesmeta vignette PATH [--out FILE]
@@ -357,6 +358,9 @@ def add_report_parsers(sub: Any) -> None:
                        help="Bayesian models: off (default), fast (a preview, stated on every "
                             "table) or full")
         p.add_argument("--fast", action="store_true", help="same as --bayes fast")
+        p.add_argument("--loo", action="store_true", default=None,
+                       help="with --bayes full: also compare the CFA's trait factors with one "
+                            "general factor by LOO (a second Bayesian CFA)")
         if p is rep:
             p.add_argument("--seed", type=int, default=None, help="random seed (drawn and "
                                                                   "recorded when not given)")
@@ -393,7 +397,7 @@ DESIGN_READ_KEYS = {
 DESIGN_REPORT_KEYS = {
     "budget": "budget",
     "data": "paths", "traits": "traits", "bayes": "bayes", "seed": "seed",
-    "resamples": "resamples", "coefficient": "coefficient", "out": "out"}
+    "resamples": "resamples", "coefficient": "coefficient", "out": "out", "loo": "loo"}
 _CHOICES = {"format": ("wide", "long", "metriceval"), "bayes": ("off", "fast", "full"),
             "coefficient": ("kendall", "spearman", "pearson")}
 _LISTS = ("metrics", "human", "exclude", "traits", "lower_is_better")  # repeatable flags
@@ -416,6 +420,10 @@ def _design_value(key: str, value: Any, where: str) -> Any:
         return float(value)
     if key == "bayes" and isinstance(value, bool):
         return "full" if value else "off"
+    if key == "loo":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value or None
     if key in ("scale", "human_scale"):
         if isinstance(value, list):
             if len(value) != 2 or not all(isinstance(v, int | float) and
@@ -597,7 +605,7 @@ def report_main(args: argparse.Namespace, caught: list | None = None) -> int:
     resampling = None if args.resamples is None else {"n_resamples": args.resamples}
     rep = bm.report(ds, traits=traits, bayes=bayes, random_seed=args.seed,
                     resampling=resampling, coefficient=args.coefficient, source=source,
-                    progress=args.progress, budget=args.budget)
+                    progress=args.progress, budget=args.budget, loo=args.loo)
     path = rep.save(args.out)
     for w in caught or []:
         print(f"warning: {w.message}", file=sys.stderr)

@@ -255,3 +255,74 @@ def test_modular_needs_a_bayesian_cfa_of_the_same_outputs():
         bm.metric_variance(ds, fit, estimator="modular")
     with pytest.raises(ValueError, match="estimator must be one of"):
         bm.metric_variance(ds, fit, estimator="cut")
+
+
+def test_each_draw_gets_its_own_means_and_covariance_in_the_fits_layout():
+    """Loadings, correlations and conditional means that change from draw to draw, a
+    posterior stored draw-major, and a model whose factor is split over two lines (the
+    fit's indicator order differs from the order rebuilt from its syntax): every draw's
+    means and covariance come back, in the data's trait order."""
+    ds = simulate_joint_validity(3, n_traits=2, n_metrics=3)
+    split = ("coh =~ Rater.1.COH + Rater.2.COH\ncon =~ Rater.1.CON + Rater.2.CON + "
+             "Rater.3.CON\ncoh =~ Rater.3.COH")
+    _, data_, design = setup(split, ds)
+    C, D, T, J, N = 3, 7, 2, design.n_indicators, design.n_rows
+    rng = np.random.default_rng(0)
+    lstd = rng.uniform(0.5, 0.9, size=(C, D, J))
+    rho = rng.uniform(0.1, 0.7, size=(C, D))
+    psi = np.stack([np.stack([np.ones((C, D)), rho], -1), np.stack([rho, np.ones((C, D))],
+                                                                   -1)], -2)
+    mean = rng.standard_normal((C, D, N, T))
+    post = xr.Dataset({
+        "loading_std": (("chain", "draw", "indicator"), lstd),
+        "factor_corr": (("chain", "draw", "trait", "trait2"), psi),
+        "factor_score_mean": (("chain", "draw", "output", "trait"), mean)},
+        coords={"chain": np.arange(C), "draw": np.arange(D),
+                "indicator": list(design.indicators), "trait": list(design.factors),
+                "trait2": list(design.factors),
+                "system": ("output", np.asarray(data_.system)),
+                "item": ("output", np.asarray(data_.item))},
+        attrs={"parameterization": "augmented"})
+    idata = az.InferenceData(posterior=post)
+    draw_factor_scores(idata, design, SEED)
+    idata.posterior = idata.posterior.transpose("draw", "chain", "trait", "output", ...)
+    grouped = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH ; con =~ Rater.1.CON + "
+               "Rater.2.CON + Rater.3.CON")
+    fit = types.SimpleNamespace(idata=idata, info={"model": grouped},
+                                provenance={"random_seed": SEED}, loo=lambda: None)
+    from bayesmeta.validity._joint_build import prepare
+
+    jd = prepare(ds, fit, None, None, "first")
+    assert list(jd.design.indicators) != list(design.indicators)  # the premise
+    got, cond = conditional_means(fit, jd)
+    np.testing.assert_allclose(got, mean, atol=1e-10)
+    for c, d in ((0, 0), (1, 4), (2, 6)):
+        lam = np.zeros((J, T))
+        lam[np.arange(J), design.factor_of] = lstd[c, d]
+        p = psi[c, d]
+        sig = lam @ p @ lam.T
+        sig[np.diag_indices(J)] = 1.0
+        want = p - p @ lam.T @ np.linalg.solve(sig, lam @ p)
+        np.testing.assert_allclose(cond[c * D + d], want, atol=1e-10)
+    # draws thinned after the fit: their means cannot be traced back, and it says so
+    thin = types.SimpleNamespace(idata=az.InferenceData(
+        posterior=idata.posterior.isel(draw=slice(0, None, 2))), info=fit.info,
+        provenance=fit.provenance, loo=fit.loo)
+    with pytest.raises(ValueError, match="thinned"):
+        conditional_means(thin, jd)
+
+
+def test_error_variance_draws_use_n_minus_p_degrees_of_freedom():
+    """With V = 0 (no truncation) and 12 outputs, s^2 = sigma^2 is RSS / chi^2_{n-p}: its
+    mean is RSS / (n - p - 2) (an off-by-one in the degrees of freedom moves it by 17%)."""
+    rng = np.random.default_rng(3)
+    N, T, S = 12, 2, 40000
+    mean = rng.standard_normal((N, T))
+    x = (mean @ np.array([0.5, -0.3]) + rng.standard_normal(N))[:, None]
+    out = draw_metric_parameters(np.broadcast_to(mean, (S, N, T)), np.zeros((S, T, T)), x,
+                                 np.random.default_rng(4), ["m"])
+    X = np.column_stack([np.ones(N), mean])
+    _, rss, *_ = np.linalg.lstsq(X, x[:, 0], rcond=None)
+    s2 = out["error_sd"][:, 0] ** 2
+    assert abs(s2.mean() / (rss[0] / (N - T - 1 - 2)) - 1) < 4 * s2.std() / s2.mean() / np.sqrt(S)
+    assert out["redrawn"][0] == 0

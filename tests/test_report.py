@@ -260,7 +260,7 @@ def test_bayesian_cfa_and_loo_comparison(tiny):
     from bayesmeta.report.sections import _cfa_syntax, cfa_bayes
 
     traits = ["COH", "FLU"]
-    ctx = Context(traits=traits, bayes="fast", random_seed=1)
+    ctx = Context(traits=traits, bayes="fast", random_seed=1, loo=True)
     tables, results, line = cfa_bayes(tiny, ctx, _cfa_syntax(tiny, traits), traits)
     assert len(tables) == 2 and len(results) == 3
     assert "LOO comparison" in tables[1].caption

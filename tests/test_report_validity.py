@@ -206,7 +206,7 @@ def test_modular_route_equals_direct_modular_fit():
     assert "Modular Bayesian route (mean, sd and HDI columns)" in notes
     line = f"max R-hat {r_hat:.3f}, min bulk ESS {ess:.0f}, {n_div} divergent"
     assert line in notes and any(line in n for n in sec.output.notes)
-    assert ("WARNING: the Bayesian CFA behind" in sec.output.notes[0]) == failed
+    assert ("WARNING: the modular route's draws" in sec.output.notes[0]) == failed
     assert ("(posterior mean)" in sec.output.reading) == (not first)
     assert any("come from the classical route" in n for n in sec.output.notes) == bool(first)
 

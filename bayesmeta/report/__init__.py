@@ -53,6 +53,7 @@ def report(
     source: str | None = None,
     progress: bool | None = None,
     budget: float | None = None,
+    loo: bool | None = None,
 ) -> Report:
     """The uncertainty-aware metric report of a dataset.
 
@@ -61,7 +62,7 @@ def report(
     coordinate on ``rater``, or humans and LLM judges), MTMM, concurrent validity,
     correlation measures with P(A beats B), discriminative power and ranking consistency,
     rater diagnosis, ordinal CFA, metric validity: claimed trait, other traits and error per
-    metric, with ``bayes="full"`` also from the joint Bayesian model) and collects their
+    metric, with ``bayes="full"`` also from the modular Bayesian route) and collects their
     tables (classical and Bayesian side by side, intervals drawn as intervals), plots,
     two-line readings and timings. The page opens with the answer: per trait the best
     metrics with their intervals and P(best), the raters that disagree or deviate, what the
@@ -111,8 +112,12 @@ def report(
         default (down to 100; then without the pairwise permutation tests), saying on the
         page what it reduced, and refuses with the reason (``ValueError``) when even that
         does not fit or when the resamples were given (it never lowers a choice made).
-        The Bayesian models are not in the estimate, except the joint metric-validity
-        model (``bayes="full"``).
+        The Bayesian models' MCMC is not in the estimate (the metric-validity section's
+        modular step is, with ``bayes="full"``).
+    loo : bool, optional
+        With ``bayes="full"``: also fit one general factor and compare it with the trait
+        factors by LOO in the CFA section (a second Bayesian CFA, as long as the first;
+        default False).
 
     Each section receives exactly the options its analyses take (:attr:`Section.options`);
     an option given here that no section of the run takes (``coefficient``, ``ci_prob``,
@@ -141,12 +146,18 @@ def report(
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be a bayesmeta xarray.Dataset, got {type(data).__name__}.")
     given = {name for name, value in (("bayes", bayes), ("coefficient", coefficient),
-                                      ("ci_prob", ci_prob), ("resampling", resampling))
+                                      ("ci_prob", ci_prob), ("resampling", resampling),
+                                      ("loo", loo))
              if value is not None}
     bayes = "off" if bayes is None else bayes
     if bayes not in BAYES_MODES:
         raise ValueError(f"bayes must be one of {', '.join(map(repr, BAYES_MODES))}, got "
                          f"{bayes!r}.")
+    if loo is not None and not isinstance(loo, bool):
+        raise ValueError(f"loo must be True or False, got {loo!r}.")
+    if loo and bayes != "full":
+        raise ValueError(f"loo=True compares Bayesian CFAs, which run with bayes='full'; "
+                         f"got bayes={bayes!r}.")
     coefficient = "kendall" if coefficient is None else coefficient
     if coefficient not in COEFFICIENTS:
         raise ValueError(f"coefficient must be one of {', '.join(map(repr, COEFFICIENTS))}, "
@@ -201,7 +212,8 @@ def report(
     src = source or str(data.attrs.get("path") or data.attrs.get("source") or "dataset")
     ctx = Context(traits=chosen, bayes=bayes, random_seed=seed, resampling=opts,
                   coefficient=coefficient, ci_prob=ci_prob, source=src,
-                  reduced=list(the_plan.reduced), dp_measures=the_plan.dp_measures)
+                  reduced=list(the_plan.reduced), dp_measures=the_plan.dp_measures,
+                  loo=bool(loo))
     runs = run_sections(data, ctx, chosen_sections, progress=progress)
     sizes = {str(k): int(v) for k, v in data.sizes.items()
              if k in ("system", "item", "rater", "trait", "metric", "run", "reference",

@@ -38,7 +38,7 @@ ESS_MIN = 400
 
 #: The report's options that a section may take (``Section.options``); an option given to
 #: :func:`bayesmeta.report` that no section of the run takes is an error naming it.
-OPTIONS = ("coefficient", "ci_prob", "resampling", "random_seed", "bayes")
+OPTIONS = ("coefficient", "ci_prob", "resampling", "random_seed", "bayes", "loo")
 
 
 @dataclass
@@ -77,6 +77,9 @@ class Context:
     progress: bool = False
     #: What the budget reduced (shown on the page), e.g. the resamples.
     reduced: list[str] = field(default_factory=list)
+    #: With ``bayes="full"``: also compare the CFA's trait factors with one general factor
+    #: by LOO (a second Bayesian CFA).
+    loo: bool = False
     #: The measures of discriminative power (the budget may leave out the global ones).
     dp_measures: str | tuple[str, ...] = "all"
     #: Fits shared by the sections of one report, keyed by what determines them (e.g. the

@@ -143,8 +143,9 @@ def bayes_cfa(ds: xr.Dataset, ctx: Context, syntax: str) -> Any:
 
 def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
               ) -> tuple[list[TableBlock], list[Any], str]:
-    """The Bayesian ordinal CFA of the trait model and, with two or more traits, its LOO
-    comparison with one general factor (``compare``): tables, results, a reading line."""
+    """The Bayesian ordinal CFA of the trait model and, with two or more traits and
+    ``ctx.loo``, its LOO comparison with one general factor (``compare``): tables, results,
+    a reading line."""
     from bayesmeta.compare import compare
     from bayesmeta.data.select import rating_label
     from bayesmeta.validity import cfa
@@ -153,6 +154,8 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
     tables = [block(fit, ctx, f"{fit.title} (Bayesian ordinal CFA)")]
     results: list[Any] = [fit]
     if len(traits) < 2:
+        return tables, results, ""
+    if not ctx.loo:
         return tables, results, ""
     one = "general =~ " + " + ".join(rating_label(r, t) for t in traits
                                      for r in ds["rater"].values)
@@ -214,6 +217,10 @@ def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         results += b_results
         methods += [compare, "models/ordinal_cfa.md"]
         reading_fit = b_line or reading_fit
+        if not ctx.loo and len(traits) >= 2:
+            notes.append("The LOO comparison with one general factor (a second Bayesian "
+                         "CFA, as long as the first) runs on request: report(..., "
+                         "loo=True), bayesmeta report --loo.")
     elif ctx.bayes == "fast":
         notes.append("The Bayesian ordinal CFA runs with --bayes full only (its preview is "
                      "too rough to compare with WLSMV).")

@@ -152,10 +152,11 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                                ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
         results.append(post)
         line, ok = posterior_convergence(post, bayes_cfa(ds, ctx, syntax))
-        warning = ("WARNING: the Bayesian CFA behind the modular route did not meet its "
-                   "convergence targets; do not report its numbers before refitting it with "
-                   "more draws (bm.cfa(model, data, estimator='bayes', sampling={'draws': "
-                   "...}), then bm.metric_variance(data, fit, estimator='modular')).")
+        warning = ("WARNING: the modular route's draws (the Bayesian CFA's chains) did not "
+                   "meet the convergence targets; do not report its numbers before refitting "
+                   "the CFA with more draws (bm.cfa(model, data, estimator='bayes', "
+                   "sampling={'draws': ...}), then bm.metric_variance(data, fit, "
+                   "estimator='modular')).")
         shown, column = (combined(classical, post) if classical is not None else post), "mean"
         frame = shown.summary()
         shares = np.isin(frame.index.get_level_values(0), SHARES)
@@ -177,7 +178,7 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         if not trusted:
             read, read_column = classical, "classical"
             notes.append("The reading and the first tables come from the classical route: "
-                         "the Bayesian CFA did not converge (warning above).")
+                         "the modular route's draws did not converge (warning above).")
         title = "Error share 1 - R^2 per metric: " + (
             "classical (cross) and modular posterior (dot, HDI)" if classical is not None
             else "modular posterior (dot, HDI)")

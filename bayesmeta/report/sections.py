@@ -531,7 +531,7 @@ SECTIONS: list[Section] = [
     JUDGES_SECTION,
     WMT_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
-            options=("ci_prob", "random_seed", "bayes")),
+            options=("ci_prob", "random_seed", "bayes", "loo")),
     VALIDITY_SECTION,
 ]
 

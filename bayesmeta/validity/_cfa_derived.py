@@ -22,7 +22,8 @@ from bayesmeta.validity._cfa_setup import _Data
 from bayesmeta.validity.syntax import ModelSpec
 
 __all__ = ["draw_factor_scores", "fit_measures", "identification_warnings",
-           "marginal_log_likelihood", "score_noise", "theta_quantities"]
+           "marginal_log_likelihood", "noise_check", "score_noise",
+           "theta_quantities"]
 
 
 # ============================================================================ derived
@@ -35,7 +36,18 @@ def draw_factor_scores(idata: Any, design: Design, seed: int) -> None:
     mean = post["factor_score_mean"]
     noise, _ = score_noise(post, design, seed)
     post["factor_score"] = mean + noise
+    # a fingerprint of the deviations, so that a later reader can check that it regenerates
+    # them for exactly these draws (bayesmeta.validity.modular)
+    post.attrs["factor_score_noise_seed"] = int(seed)
+    post.attrs["factor_score_noise_check"] = noise_check(noise.values)
     idata.posterior = post.drop_vars("factor_score_mean")
+
+
+def noise_check(noise: np.ndarray) -> str:
+    """A fingerprint of the score deviations (chain, draw, output, trait): the sums over
+    outputs and traits of the first and last draw of the first and last chain."""
+    parts = [noise[0, 0], noise[0, -1], noise[-1, 0], noise[-1, -1]]
+    return ",".join(f"{float(p.sum()):.12e}" for p in parts) + f"|{noise.shape}"
 
 
 def score_noise(post: xr.Dataset, design: Design, seed: int

@@ -3,19 +3,22 @@ alone, each metric's validity coefficients and error variance given them
 (``bm.metric_variance(data, bayes_fit, estimator="modular")``; card:
 ``models/metric_validity.md``).
 
-The model is the joint model's (:mod:`bayesmeta.validity.joint_model`): traits
-:math:`f_n \sim N(0, \Psi)`, ordinal ratings through the CFA's probit measurement model,
-and standardized metric scores :math:`x_{nm} = a_m + b_m^\top f_n + e_{nm}`,
-:math:`e_{nm} \sim N(0, \sigma_m^2)`. What differs is the posterior: the ratings' part is
-the Bayesian CFA's posterior (the metrics do not feed back into the traits; a *cut*,
-Plummer 2015), so the traits stay the experts' by construction. That guards against
+The model is the joint model's measurement structure (:mod:`bayesmeta.validity.joint_model`):
+traits :math:`f_n \sim N(0, \Psi)`, ordinal ratings through the CFA's probit measurement
+model, and standardized metric scores :math:`x_{nm} = a_m + b_m^\top f_n + e_{nm}`,
+:math:`e_{nm} \sim N(0, \sigma_m^2)`. What differs is the posterior. The ratings' part is the
+Bayesian CFA's posterior, so the metrics do not feed back into the traits (a *cut*,
+Plummer 2015) and the traits stay the experts' by construction. That guards against
 interpretational confounding (Burt 1976), where many metrics redefine the traits: on
-SummEval's 43 metrics the joint posterior moves the factor correlations by up to 0.29
-(``models/metric_validity.md``).
+SummEval's 43 metrics the joint posterior moves a factor correlation by up to 0.29
+(``models/metric_validity.md``). Each metric is also fitted on its own (one cut per metric:
+the other metrics do not inform its traits either), so within a draw the metrics' errors
+are modelled as independent; their correlations are estimated afterwards
+(:meth:`ModularValidityResult.residual_correlation_draws`).
 
 Given one CFA draw, with latent responses :math:`y^*` and parameters :math:`\theta`, the
 traits are normal, :math:`f_n \mid y^*, \theta \sim N(m_n, V)` (the augmented CFA's
-conditional mean :math:`m_n` and covariance :math:`V = \Psi - AA^\top`), so the metric's
+conditional mean :math:`m_n` and covariance :math:`V = \Psi - AA^\top`). So the metric's
 likelihood given that draw is exactly
 
 .. math:: x_{nm} \mid y^*, \theta \sim N(a_m + b_m^\top m_n,\; s_m^2), \qquad
@@ -23,13 +26,18 @@ likelihood given that draw is exactly
 
 an ordinary regression on :math:`m_n` whose residual variance holds the traits' own
 uncertainty (regression calibration, Carroll et al. 2006, ch. 4, made exact for this
-draw). With the reference prior :math:`p(a_m, b_m, s_m^2) \propto s_m^{-2}` on
-:math:`\{s_m^2 > b_m^\top V b_m\}` (that is, :math:`\sigma_m^2 > 0`), each CFA draw gets
-one exact conditional draw per metric: :math:`s_m^2 \sim \mathrm{RSS}/\chi^2_{n-T-1}`,
-:math:`(a_m, b_m) \mid s_m^2 \sim N(\hat\gamma, s_m^2 (X^\top X)^{-1})`, redrawn where
-:math:`\sigma_m^2 \le 0`. The chains and draws are the CFA's, so R-hat and ESS of every
-estimand are computed as for any MCMC output and inherit the CFA's convergence. Cost:
-:math:`O(S N M T)` for :math:`S` draws, linear in the number of metrics, no MCMC.
+draw). The prior is the reference prior :math:`p(a_m, b_m, s_m^2) \propto s_m^{-2}` on
+:math:`\{s_m^2 > b_m^\top V b_m\}` (that is, :math:`\sigma_m^2 > 0`; in terms of
+:math:`(b_m, \sigma_m^2)` it is :math:`\propto 1/(\sigma_m^2 + b_m^\top V b_m)`, not the
+joint route's N(0, 1) and HalfNormal(1); with hundreds of outputs either prior is
+negligible). Under it each CFA draw gets one exact conditional draw per metric:
+:math:`s_m^2 \sim \mathrm{RSS}/\chi^2_{n-T-1}`, then
+:math:`(a_m, b_m) \mid s_m^2 \sim N(\hat\gamma, s_m^2 (X^\top X)^{-1})`, both redrawn where
+:math:`\sigma_m^2 \le 0`. The chains and draws are the CFA's, with one conditional draw
+each. R-hat and ESS are computed on these draws as for any MCMC output. The CFA's own
+adaptive check covers its loadings, thresholds and factor correlations, not the latent
+responses behind :math:`m_n`, so the table's R-hat and ESS are the check that counts.
+Cost: :math:`O(S N M T)` for :math:`S` draws, linear in the number of metrics, no MCMC.
 
 Estimands and table: those of the joint route (:func:`~bayesmeta.validity._joint_build.
 estimand_draws`, model-implied variance :math:`V_m = b_m^\top \Psi b_m + \sigma_m^2`).
@@ -48,6 +56,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -58,7 +67,7 @@ from bayesmeta.data import select
 from bayesmeta.options import resolve_seed
 from bayesmeta.results import Result, data_hash
 from bayesmeta.summaries import CI_PROB, summarize
-from bayesmeta.validity._cfa_derived import score_noise
+from bayesmeta.validity._cfa_derived import noise_check, score_noise
 from bayesmeta.validity._factor_common import _claims
 from bayesmeta.validity._joint_build import JointData, estimand_draws, prepare
 
@@ -134,36 +143,43 @@ def residual_error_correlations(mean: np.ndarray, cond: np.ndarray, x: np.ndarra
         r = r - r.mean(1, keepdims=True)
         cov = np.swapaxes(r, 1, 2) @ r / (N - 1) - b[sl] @ cond[sl] @ np.swapaxes(b[sl], 1, 2)
         sd = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 1e-12, None))
-        out[sl] = cov / (sd[:, :, None] * sd[:, None, :])
+        # a plug-in: the corrected matrix need not be positive semi-definite
+        out[sl] = np.clip(cov / (sd[:, :, None] * sd[:, None, :]), -1.0, 1.0)
     return out.reshape(C, D, M, M)
 
 
 def conditional_means(fit: Any, jd: JointData) -> tuple[np.ndarray, np.ndarray]:
     """The CFA draws' conditional trait means :math:`m_n` (chain, draw, output, trait) and
     covariances :math:`V` (chain * draw, trait, trait), recovered from the fit's score
-    draws and seed (:func:`bayesmeta.validity._cfa_derived.score_noise`), on the rows of
-    ``jd``. Raises where the fit is not an augmented Bayesian CFA of these outputs."""
+    draws and seed (:func:`bayesmeta.validity._cfa_derived.score_noise`), on the rows and in
+    the trait order of ``jd``. Raises where the fit is not an augmented Bayesian CFA of
+    these outputs and indicators, or where its draws are not those it drew the scores for
+    (thinned, subset or combined since)."""
     post = getattr(fit, "idata", None)
     post = None if post is None else post.posterior
     if post is None or "factor_score" not in post or "loading_std" not in post:
         raise TypeError("estimator='modular' needs a Bayesian CFA of the ratings: "
                         "bm.cfa(model, data, estimator='bayes').")
-    param = post.attrs.get("parameterization", "augmented")
+    param = post.attrs.get("parameterization")
     if param != "augmented":
         raise ValueError(f"estimator='modular' needs the CFA's conditional trait means, "
-                         f"which the augmented parameterization gives; this CFA was fitted "
-                         f"with parameterization={param!r}. Refit with the default.")
-    seed = fit.provenance.get("random_seed")
+                         f"which the augmented parameterization (the default) gives; this "
+                         f"CFA's posterior says parameterization={param!r}. Refit with the "
+                         f"default.")
+    seed = post.attrs.get("factor_score_noise_seed", fit.provenance.get("random_seed"))
     if seed is None:
         raise ValueError("the CFA result has no recorded random seed, which its score draws "
                          "need to be traced back to their conditional means.")
     scores = post["factor_score"]
     d = jd.design
-    if scores.sizes["output"] != d.n_rows or list(scores["trait"].values) != list(d.factors):
-        raise ValueError(f"the CFA was fitted to other outputs or traits than these data "
-                         f"({scores.sizes['output']} outputs, traits "
-                         f"{list(scores['trait'].values)}; here {d.n_rows} outputs, traits "
-                         f"{list(d.factors)}): pass the data the CFA was fitted to.")
+    traits = [str(t) for t in scores["trait"].values]
+    inds = [str(i) for i in post["loading_std"]["indicator"].values]
+    if (scores.sizes["output"] != d.n_rows or sorted(traits) != sorted(d.factors)
+            or sorted(inds) != sorted(d.indicators)):
+        raise ValueError(f"the CFA was fitted to other outputs, traits or indicators than "
+                         f"these data ({scores.sizes['output']} outputs, traits {traits}; "
+                         f"here {d.n_rows} outputs, traits {list(d.factors)}): pass the data "
+                         f"and model the CFA was fitted to.")
     if "system" in scores.coords and jd.data.system is not None:
         same = (np.array(scores["system"].values, dtype=str) == np.array(jd.data.system,
                                                                         dtype=str)).all()
@@ -172,10 +188,22 @@ def conditional_means(fit: Any, jd: JointData) -> tuple[np.ndarray, np.ndarray]:
         if not same:
             raise ValueError("the CFA's outputs (system, item) differ from these data's: pass "
                              "the data the CFA was fitted to.")
-    noise, cond = score_noise(post, d, int(seed))
+    # the CFA's own indicator and trait order (its draws' layout), with each indicator's
+    # trait from the model
+    trait_of = {i: d.factors[f] for i, f in zip(d.indicators, d.factor_of, strict=True)}
+    own = replace(d, factors=tuple(traits), indicators=tuple(inds),
+                  factor_of=np.array([traits.index(trait_of[i]) for i in inds]))
+    noise, cond = score_noise(post, own, int(seed))
+    stored = post.attrs.get("factor_score_noise_check")
+    if stored is not None and stored != noise_check(
+            noise.transpose("chain", "draw", "output", "trait").values):
+        raise ValueError("the CFA's score draws are not the ones it drew (thinned, subset or "
+                         "combined since the fit), so their conditional means cannot be "
+                         "recovered: use the CFA result as bm.cfa returned it.")
     mean = (scores.transpose("chain", "draw", "output", "trait").values
             - noise.transpose("chain", "draw", "output", "trait").values)
-    return mean, cond
+    perm = [traits.index(t) for t in d.factors]
+    return mean[..., perm], cond[:, perm][:, :, perm]
 
 
 def draw_metric_parameters(mean: np.ndarray, cond: np.ndarray, x: np.ndarray,
@@ -185,8 +213,8 @@ def draw_metric_parameters(mean: np.ndarray, cond: np.ndarray, x: np.ndarray,
     docstring): ``mean`` (S, N, T) conditional trait means, ``cond`` (S, T, T) their
     covariance, ``x`` (N, M) standardized scores (NaN: missing, that output left out of
     that metric's regression). Returns ``intercept`` (S, M), ``loading`` (S, M, T),
-    ``error_sd`` (S, M) and ``redraws`` (M,), the redraws needed where
-    :math:`\sigma_m^2 \le 0`."""
+    ``error_sd`` (S, M) and ``redrawn`` (M,), per metric the CFA draws in which the first
+    draw had :math:`\sigma_m^2 \le 0` and was redrawn."""
     S, N, T = mean.shape
     M = x.shape[1]
     p = T + 1
@@ -197,17 +225,18 @@ def draw_metric_parameters(mean: np.ndarray, cond: np.ndarray, x: np.ndarray,
         raise ValueError(f"metric(s) {short[:5]} have {p + 1} or fewer scored outputs: too "
                          f"few to estimate {p} coefficients and an error variance.")
     xz = np.where(obs, x, 0.0)
-    complete = bool(obs.all())
+    gaps = np.flatnonzero(~obs.all(0))  # metrics with missing scores: their own X'X
     out = {"intercept": np.empty((S, M)), "loading": np.empty((S, M, T)),
-           "error_sd": np.empty((S, M)), "redraws": np.zeros(M, dtype=int)}
+           "error_sd": np.empty((S, M)), "redrawn": np.zeros(M, dtype=int)}
     for lo in range(0, S, CHUNK):
         sl = slice(lo, min(S, lo + CHUNK))
         X = np.concatenate([np.ones((sl.stop - lo, N, 1)), mean[sl]], axis=2)  # (s, N, p)
-        if complete:
-            xtx = np.broadcast_to((X.transpose(0, 2, 1) @ X)[:, None], (X.shape[0], M, p, p))
-        else:
-            xtx = np.einsum("snp,nm,snq->smpq", X, obs.astype(float), X, optimize=True)
-        xty = np.einsum("snp,nm->smp", X, xz, optimize=True)  # (s, M, p)
+        xtx = np.repeat((X.transpose(0, 2, 1) @ X)[:, None], M, axis=1)  # (s, M, p, p)
+        for j in gaps:
+            Xj = X[:, obs[:, j]]
+            xtx[:, j] = Xj.transpose(0, 2, 1) @ Xj
+        xty = X.transpose(0, 2, 1) @ xz  # (s, p, M)
+        xty = xty.transpose(0, 2, 1)  # (s, M, p)
         yty = (xz**2).sum(0)  # (M,)
         inv = np.linalg.inv(xtx)
         gamma_hat = np.einsum("smpq,smq->smp", inv, xty)
@@ -222,6 +251,8 @@ def draw_metric_parameters(mean: np.ndarray, cond: np.ndarray, x: np.ndarray,
             k = idx[0].size
             if not k:
                 break
+            if attempt == 1:  # the (draw, metric) pairs that needed a redraw
+                np.add.at(out["redrawn"], idx[1], 1)
             s2 = rss[idx] / rng.chisquare(n_obs[idx[1]] - p)
             g = gamma_hat[idx] + np.sqrt(s2)[:, None] * np.einsum(
                 "kpq,kq->kp", root[idx], rng.standard_normal((k, p)))
@@ -229,15 +260,13 @@ def draw_metric_parameters(mean: np.ndarray, cond: np.ndarray, x: np.ndarray,
             e2 = s2 - np.einsum("kt,kts,ks->k", b, v[idx[0]], b)
             gamma[idx], sig2[idx] = g, e2
             todo[idx] = e2 <= 0
-            if attempt:
-                np.add.at(out["redraws"], idx[1], 1)
         if todo.any():
             bad = sorted({metrics[j] for j in np.nonzero(todo)[1]})
-            raise ValueError(f"metric(s) {bad[:5]}: in {int(todo.sum())} CFA draw(s) no draw "
-                             f"of the error variance stayed positive in {MAX_REDRAWS} tries; "
-                             f"the metric is (almost) a function of the traits' conditional "
-                             f"means, so its error variance cannot be separated from the "
-                             f"traits' own uncertainty.")
+            raise ValueError(f"metric(s) {bad[:5]}: in some CFA draws no draw of the error "
+                             f"variance stayed positive in {MAX_REDRAWS} tries; the metric "
+                             f"is (almost) a function of the traits' conditional means, so "
+                             f"its error variance cannot be separated from the traits' own "
+                             f"uncertainty.")
         out["intercept"][sl] = gamma[..., 0]
         out["loading"][sl] = gamma[..., 1:]
         out["error_sd"][sl] = np.sqrt(sig2)
@@ -304,11 +333,11 @@ def modular_metric_variance(
                             drawn["loading"].reshape(C, D, M, T)),
          "error_sd": (("chain", "draw", "metric"), drawn["error_sd"].reshape(C, D, M)),
          "factor_corr": (("chain", "draw", "trait", "trait2"),
-                         cfa_post["factor_corr"].transpose("chain", "draw", "trait", "trait2")
-                         .values),
+                         cfa_post["factor_corr"].sel(trait=traits, trait2=traits)
+                         .transpose("chain", "draw", "trait", "trait2").values),
          "loading_std": (("chain", "draw", "indicator"),
-                         cfa_post["loading_std"].transpose("chain", "draw", "indicator")
-                         .values)},
+                         cfa_post["loading_std"].sel(indicator=list(jd.design.indicators))
+                         .transpose("chain", "draw", "indicator").values)},
         coords={"chain": np.arange(C), "draw": np.arange(D), **mcoord,
                 "trait2": traits, "indicator": list(jd.design.indicators)})
     parts = estimand_draws(post)
@@ -329,12 +358,13 @@ def modular_metric_variance(
     notes = ["Modular (cut) posterior: the traits are the Bayesian CFA's, from the ratings "
              "alone; per CFA draw each metric is regressed on the traits' conditional means "
              "with their uncertainty b' V b in the residual, so the CFA's uncertainty "
-             "propagates and the metrics do not redefine the traits. R-hat and ESS are those "
-             "of the CFA's chains."]
-    redrawn = {m: int(k) for m, k in zip(jd.metrics, drawn["redraws"], strict=True) if k}
+             "propagates and the metrics do not redefine the traits. The draws are the CFA's "
+             "chains with one exact conditional draw each; R-hat and ESS are computed on "
+             "them."]
+    redrawn = {m: int(k) for m, k in zip(jd.metrics, drawn["redrawn"], strict=True) if k}
     if redrawn:
         worst = max(redrawn, key=redrawn.get)
-        notes.append(f"{len(redrawn)} metric(s) needed redraws where sigma^2 came out <= 0 "
+        notes.append(f"{len(redrawn)} metric(s) were redrawn where sigma^2 came out <= 0 "
                      f"(most: {worst}, {redrawn[worst]} of {C * D} draws): their error "
                      f"variance lies near 0.")
     n_miss = int((~jd.observed).sum())

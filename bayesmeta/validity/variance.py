@@ -117,9 +117,17 @@ def metric_variance(
         variance. ``False``: plain OLS on standardized scores (``level="system"``).
     score_method : {"EBM", "regression"}
     run, reference : which metric run and reference.
-    estimator : {"auto", "joint"}
+    estimator : {"auto", "joint", "modular"}
         ``"auto"`` (default): the route of ``fit`` (regression calibration on the WLSMV EBM
-        scores, or two-stage on a Bayesian CFA's scores). ``"joint"``: the joint Bayesian
+        scores, or two-stage on a Bayesian CFA's scores). ``"modular"``: ``fit`` is a
+        Bayesian CFA (``bm.cfa(model, data, estimator="bayes")``, default
+        parameterization) of ``data``; in each of its draws every metric is regressed on the
+        traits' conditional means with the traits' own uncertainty in the residual, one
+        exact conditional draw each (:mod:`bayesmeta.validity.modular`): the CFA's
+        uncertainty propagates, the metrics do not redefine the experts' traits, and it
+        takes seconds; the result
+        (:class:`~bayesmeta.validity.modular.ModularValidityResult`) has the joint route's
+        rows. ``"joint"``: the joint Bayesian
         model (:mod:`bayesmeta.validity.joint_model`): ratings and standardized metric
         scores as indicators of the same traits in one PyMC model, so the traits'
         uncertainty propagates into every estimand; ``fit`` then only supplies the CFA
@@ -207,6 +215,14 @@ def metric_variance(
             raise ValueError("method_factors and errors apply to estimator='joint' only "
                              "(the modular route regresses each metric on the traits "
                              "separately, with normal errors).")
+        unused = [name for name, value, default in (
+            ("sampling", sampling, None), ("progress", progress, None),
+            ("resampling", resampling, None), ("disattenuate", disattenuate, None),
+            ("score_method", score_method, "EBM")) if value != default]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} do(es) not apply to estimator='modular': "
+                             f"its draws are the Bayesian CFA's (set the sampler there, "
+                             f"bm.cfa(..., estimator='bayes', sampling=...)).")
         if not _is_bayesian(fit):
             raise ValueError("estimator='modular' needs a Bayesian CFA of the ratings: "
                              "bm.cfa(model, data, estimator='bayes').")
