@@ -93,20 +93,7 @@ def one(seed: int, args: argparse.Namespace) -> dict:
     rec["max_r_hat"] = float(np.nanmax(tab["r_hat"]))
     rec["min_ess_bulk"] = float(np.nanmin(tab["ess_bulk"]))
     rec["min_ess_tail"] = float(np.nanmin(tab["ess_tail"]))
-    for name, truth_name in (("validity_raw", "true_validity_raw"),
-                             ("error_variance", "true_error_variance"),
-                             ("validity_coefficient", "true_validity_coefficient"),
-                             ("error_share", "true_error_share")):
-        da = post[name]
-        dims = [d for d in ("metric", "trait") if d in da.dims]
-        s = summarize(da.transpose("chain", "draw", *dims), ci_prob=0.94)
-        truth = ds[truth_name].transpose(*dims).values
-        iv = s["interval"].transpose(*dims, "ci_bound").values
-        rec[f"{name}_cover"] = _cover(iv[..., 0], iv[..., 1], truth)
-        rec[f"{name}_error"] = np.round((s["mean"].values - truth).ravel(), 4).tolist()
-        rec[f"{name}_width"] = np.round((iv[..., 1] - iv[..., 0]).ravel(), 4).tolist()
-        rec[f"{name}_r_hat_max"] = float(s["r_hat"].max())
-        rec[f"{name}_ess_bulk_min"] = float(s["ess_bulk"].min())
+    _posterior_records(rec, "", post, ds)
     if args.classical:
         try:
             with warnings.catch_warnings():
@@ -153,21 +140,26 @@ def one_two_stage(seed: int, args: argparse.Namespace) -> dict:
         warnings.simplefilter("always")
         fit = bm.cfa(model, ds, estimator="bayes", random_seed=seed)
         res = bm.metric_variance(ds, fit, random_seed=seed)
-    post = fit.idata.posterior
     tab = res.summary()
-    rec: dict = {"seed": seed, "shape": [args.systems, args.items, 3, args.traits,
-                                          args.metrics],
-                 "seconds": round(time.perf_counter() - t0, 1),
-                 "loadavg": [round(x, 2) for x in os.getloadavg()],
-                 "cfa_draws": int(post.sizes["draw"]),
-                 "cfa_stop_reason": post.attrs.get("stop_reason"),
-                 "cfa_divergences": int(fit.idata.sample_stats["diverging"].sum()),
-                 "warnings": len(caught),
-                 "max_r_hat": float(np.nanmax(tab["r_hat"])),
-                 "min_ess_bulk": float(np.nanmin(tab["ess_bulk"])),
-                 "min_ess_tail": float(np.nanmin(tab["ess_tail"]))}
+    rec = {"seconds": round(time.perf_counter() - t0, 1),
+           **_cfa_record(seed, args, fit, tab, caught)}
     _route_records(rec, "two_stage", tab, ds)
     return rec
+
+
+def _cfa_record(seed: int, args: argparse.Namespace, fit, tab, caught) -> dict:
+    """What every route on a Bayesian CFA records: the dataset, the load, the CFA's run and
+    the worst R-hat and ESS of the route's table ``tab``."""
+    post = fit.idata.posterior
+    return {"seed": seed, "shape": [args.systems, args.items, 3, args.traits, args.metrics],
+            "loadavg": [round(x, 2) for x in os.getloadavg()],
+            "cfa_draws": int(post.sizes["draw"]),
+            "cfa_stop_reason": post.attrs.get("stop_reason"),
+            "cfa_divergences": int(fit.idata.sample_stats["diverging"].sum()),
+            "warnings": len(caught),
+            "max_r_hat": float(np.nanmax(tab["r_hat"])),
+            "min_ess_bulk": float(np.nanmin(tab["ess_bulk"])),
+            "min_ess_tail": float(np.nanmin(tab["ess_tail"]))}
 
 
 def _posterior_records(rec: dict, prefix: str, post, ds) -> None:
@@ -205,19 +197,8 @@ def one_modular(seed: int, args: argparse.Namespace) -> dict:
         mod = bm.metric_variance(ds, fit, estimator="modular", random_seed=seed)
         t_mod = time.perf_counter() - t1
         two = bm.metric_variance(ds, fit, random_seed=seed)
-    post = fit.idata.posterior
-    tab = mod.summary()
-    rec: dict = {"seed": seed, "shape": [args.systems, args.items, 3, args.traits,
-                                          args.metrics],
-                 "seconds_cfa": round(t_cfa, 1), "seconds_modular": round(t_mod, 2),
-                 "loadavg": [round(x, 2) for x in os.getloadavg()],
-                 "cfa_draws": int(post.sizes["draw"]),
-                 "cfa_stop_reason": post.attrs.get("stop_reason"),
-                 "cfa_divergences": int(fit.idata.sample_stats["diverging"].sum()),
-                 "warnings": len(caught),
-                 "max_r_hat": float(np.nanmax(tab["r_hat"])),
-                 "min_ess_bulk": float(np.nanmin(tab["ess_bulk"])),
-                 "min_ess_tail": float(np.nanmin(tab["ess_tail"]))}
+    rec = {"seconds_cfa": round(t_cfa, 1), "seconds_modular": round(t_mod, 2),
+           **_cfa_record(seed, args, fit, mod.summary(), caught)}
     _posterior_records(rec, "modular_", mod.idata.posterior, ds)
     _route_records(rec, "two_stage", two.summary(), ds)
     return rec

@@ -28,40 +28,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from summeval_joint_validity import M4, findings  # the same model and findings
 
 import bayesmeta as bm
 
 OUT = Path(__file__).parent / "results" / "summeval_modular.jsonl"
-M4 = """
-coh =~ Expert.1.COH + Expert.2.COH + Expert.3.COH
-con =~ Expert.1.CON + Expert.2.CON + Expert.3.CON
-flu =~ Expert.1.FLU + Expert.2.FLU + Expert.3.FLU
-rel =~ Expert.1.REL + Expert.2.REL + Expert.3.REL
-"""
-GEVAL = "G-EVAL-4-COH"
 KEY = ("validity_coefficient", "error_variance", "error_share")
-
-
-def findings(res) -> dict:
-    """MetricEval's validity findings as posterior probabilities."""
-    beta = res.idata.posterior["validity_coefficient"]
-    metrics = [str(m) for m in beta["metric"].values]
-    out = {}
-    geval = next((m for m in metrics if m.replace(".", "-") == GEVAL), None)
-    if geval is not None:
-        for t in ("flu", "rel"):
-            out[f"P(beta[{GEVAL},{t}] >= beta[{GEVAL},coh])"] = res.probability(geval, t,
-                                                                                  "coh")
-    if "SummaQA" in metrics:
-        b = beta.sel(metric="SummaQA")
-        others = [t for t in b["trait"].values if t != "con"]
-        top = (b.sel(trait="con") >= b.sel(trait=others).max("trait")).mean()
-        out["P(SummaQA's beta on con is the largest)"] = float(top)
-        spec = res.summary().loc[("specificity", "con", "SummaQA")]
-        out["SummaQA specificity (con) mean"] = float(spec["mean"])
-        out["SummaQA specificity (con) hdi"] = [float(spec["hdi_low"]),
-                                                float(spec["hdi_high"])]
-    return out
 
 
 def main() -> None:

@@ -140,8 +140,8 @@ def estimate(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
              global_measures: bool = True, bayes: str = "off"
              ) -> tuple[dict[str, float], float]:
     """Estimated seconds per section (keys of the run) and the peak bytes of the P(beats)
-    matrices, for these resamples and permutations (``bayes="full"``: with the joint
-    metric-validity model, the one Bayesian model in the estimate)."""
+    matrices, for these resamples and permutations (``bayes="full"``: with the modular
+    metric-validity step; no MCMC is in the estimate)."""
     n, m, n_sys = _sizes(data)
     n_items = int(data.sizes.get("item", 1))
     pairs = m * (m - 1) / 2

@@ -140,14 +140,7 @@ class JointValidityResult(Result):
         (default all) over the outputs with all of them scored, their names, and the number
         of those outputs (used by ``bm.metric_residuals`` on this fit)."""
         jd = self._joint()
-        names = list(jd.metrics)
-        keep = names if metrics is None else [str(m) for m in metrics]
-        bad = [m for m in keep if m not in names]
-        if bad:
-            raise ValueError(f"metrics {bad} are not in the joint fit (its metrics: "
-                             f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
-        idx = [names.index(m) for m in keep]
-        rows = np.flatnonzero(jd.observed[:, idx].all(1))
+        keep, idx, rows = metric_rows(jd, metrics)
         corr = residual_correlation_draws(self.idata.posterior, jd, rows)
         return corr[..., idx, :][..., idx], keep, int(rows.size)
 
@@ -174,6 +167,20 @@ class JointValidityResult(Result):
         """Posterior probability that ``metric``'s validity coefficient on ``trait`` is at
         least its coefficient on ``trait2``."""
         return coefficient_probability(self.idata.posterior, metric, trait, trait2)
+
+
+def metric_rows(jd: JointData, metrics: Sequence[str] | None
+                ) -> tuple[list[str], list[int], np.ndarray]:
+    """``metrics`` (default all of the fit's), their positions and the rows (outputs) with
+    all of them scored; unknown names raise, naming them."""
+    names = list(jd.metrics)
+    keep = names if metrics is None else [str(m) for m in metrics]
+    bad = [m for m in keep if m not in names]
+    if bad:
+        raise ValueError(f"metrics {bad} are not in the fit (its metrics: "
+                         f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
+    idx = [names.index(m) for m in keep]
+    return keep, idx, np.flatnonzero(jd.observed[:, idx].all(1))
 
 
 def coefficient_probability(posterior: xr.Dataset, metric: str, trait: str,

@@ -107,14 +107,9 @@ class ModularValidityResult(Result):
         if jd is None or cfa is None:
             raise ValueError("this result was saved and loaded: the standardized metric "
                              "scores and the CFA are not kept; refit to compute residuals.")
-        names = list(jd.metrics)
-        keep = names if metrics is None else [str(m) for m in metrics]
-        bad = [m for m in keep if m not in names]
-        if bad:
-            raise ValueError(f"metrics {bad} are not in the fit (its metrics: "
-                             f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}).")
-        idx = [names.index(m) for m in keep]
-        rows = np.flatnonzero(jd.observed[:, idx].all(1))
+        from bayesmeta.validity.joint_model import metric_rows
+
+        keep, idx, rows = metric_rows(jd, metrics)
         if rows.size < 3:
             raise ValueError(f"only {rows.size} output(s) have all of {keep[:5]} scored: too "
                              f"few for residual correlations.")
