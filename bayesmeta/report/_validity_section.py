@@ -40,11 +40,11 @@ CLASSICAL_ROUTE = ("Classical two-stage route: the WLSMV CFA of the ratings give
                    "percentile bootstrap over systems and items with the factor scores held "
                    "fixed.")
 MODULAR_ROUTE = ("Modular Bayesian route: the Bayesian ordinal CFA of the ratings (the CFA "
-                 "section's fit) gives the traits, and in each of its posterior draws every "
-                 "metric is regressed on the traits' conditional means with their "
-                 "uncertainty in the residual (models/metric_validity.md), so the CFA's "
-                 "uncertainty enters every posterior mean and HDI and the metrics do not "
-                 "redefine the traits.")
+                 "section's fit) gives the traits; every metric is regressed on their "
+                 "posterior means, with the scores' posterior uncertainty in the residual "
+                 "(so its error variance is estimated) and the CFA's posterior of the factor "
+                 "correlations in the standardization (models/metric_validity.md); the "
+                 "metrics do not redefine the traits.")
 JOINT_OFFER = ("The joint model (ratings and metrics as indicators of the same traits in one "
                "PyMC model) is not run here: where metrics outnumber raters it lets the "
                "metrics redefine the traits, moving the factor correlations away from the "

@@ -22,8 +22,7 @@ from bayesmeta.validity._cfa_setup import _Data
 from bayesmeta.validity.syntax import ModelSpec
 
 __all__ = ["draw_factor_scores", "fit_measures", "identification_warnings",
-           "marginal_log_likelihood", "noise_check", "score_noise",
-           "theta_quantities"]
+           "marginal_log_likelihood", "theta_quantities"]
 
 
 # ============================================================================ derived
@@ -31,40 +30,13 @@ def draw_factor_scores(idata: Any, design: Design, seed: int) -> None:
     r"""Factor scores of the augmented model: given the latent responses, :math:`\eta_n`
     is normal with the stored mean and covariance :math:`\Psi - A A^\top`,
     :math:`A = \Psi \Lambda^{*\top} L^{-\top}` (the same for every output); one draw per
-    posterior draw, seeded by the fit's seed (:func:`score_noise`)."""
+    posterior draw, seeded by the fit's seed."""
     post = idata.posterior
     mean = post["factor_score_mean"]
-    noise, _ = score_noise(post, design, seed)
-    post["factor_score"] = mean + noise
-    # a fingerprint of the deviations, so that a later reader can check that it regenerates
-    # them for exactly these draws (bayesmeta.validity.modular)
-    post.attrs["factor_score_noise_seed"] = int(seed)
-    post.attrs["factor_score_noise_check"] = noise_check(noise.values)
-    idata.posterior = post.drop_vars("factor_score_mean")
-
-
-def noise_check(noise: np.ndarray) -> str:
-    """A fingerprint of the score deviations (chain, draw, output, trait): the sums over
-    outputs and traits of the first and last draw of the first and last chain."""
-    parts = [noise[0, 0], noise[0, -1], noise[-1, 0], noise[-1, -1]]
-    return ",".join(f"{float(p.sum()):.12e}" for p in parts) + f"|{noise.shape}"
-
-
-def score_noise(post: xr.Dataset, design: Design, seed: int
-                ) -> tuple[xr.DataArray, np.ndarray]:
-    r"""The draws' deviations of the factor scores from their conditional means,
-    :math:`\eta_n - E[\eta_n \mid y^*, \theta] \sim N(0, \Psi - AA^\top)` (see
-    :func:`draw_factor_scores`), as (chain, draw, output, trait), and that conditional
-    covariance per draw, (chain * draw, trait, trait). Deterministic given the loadings,
-    factor correlations and ``seed``: :func:`draw_factor_scores` adds the deviations to the
-    conditional means, and the modular metric-validity route
-    (:mod:`bayesmeta.validity.modular`) subtracts them from a fit's scores to recover the
-    means."""
     C, S = post.sizes["chain"], post.sizes["draw"]
     F, J = design.n_factors, design.n_indicators
-    lstd = post["loading_std"].transpose("chain", "draw", "indicator").values.reshape(-1, J)
-    psi = post["factor_corr"].transpose("chain", "draw", "trait", "trait2").values
-    psi = psi.reshape(-1, F, F)
+    lstd = post["loading_std"].values.reshape(-1, J)
+    psi = post["factor_corr"].values.reshape(-1, F, F)
     lam = lstd[:, :, None] * np.eye(F)[design.factor_of][None]  # (S, J, F)
     sigma = lam @ psi @ np.swapaxes(lam, 1, 2)
     idx = np.arange(J)
@@ -77,7 +49,8 @@ def score_noise(post: xr.Dataset, design: Design, seed: int
     rng = np.random.default_rng([seed, 20261122])
     z = rng.standard_normal((C * S, design.n_rows, F))
     noise = np.einsum("sfg,sng->snf", chol, z).reshape(C, S, design.n_rows, F)
-    return xr.DataArray(noise, dims=("chain", "draw", "output", "trait")), cond
+    post["factor_score"] = mean + xr.DataArray(noise, dims=mean.dims)
+    idata.posterior = post.drop_vars("factor_score_mean")
 
 
 def theta_quantities(idata: Any) -> None:

@@ -120,12 +120,12 @@ def metric_variance(
     estimator : {"auto", "joint", "modular"}
         ``"auto"`` (default): the route of ``fit`` (regression calibration on the WLSMV EBM
         scores, or two-stage on a Bayesian CFA's scores). ``"modular"``: ``fit`` is a
-        Bayesian CFA (``bm.cfa(model, data, estimator="bayes")``, default
-        parameterization) of ``data``; in each of its draws every metric is regressed on the
-        traits' conditional means with the traits' own uncertainty in the residual, one
-        exact conditional draw each (:mod:`bayesmeta.validity.modular`): the CFA's
-        uncertainty propagates, the metrics do not redefine the experts' traits, and it
-        takes seconds; the result
+        Bayesian CFA (``bm.cfa(model, data, estimator="bayes")``) of ``data``; every
+        metric is regressed on the posterior-mean factor scores (regression calibration)
+        with the scores' posterior covariance as Berkson error in the residual, so its
+        error variance is estimated, and paired with the CFA's draws of the factor
+        correlations (:mod:`bayesmeta.validity.modular`): the metrics do not redefine the
+        experts' traits, and it takes seconds; the result
         (:class:`~bayesmeta.validity.modular.ModularValidityResult`) has the joint route's
         rows. ``"joint"``: the joint Bayesian
         model (:mod:`bayesmeta.validity.joint_model`): ratings and standardized metric
