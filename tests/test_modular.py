@@ -98,8 +98,8 @@ def test_conditional_draws_match_the_closed_form_posterior():
     N, T = mean.shape
     S = 4000
     z = (x - x.mean(0)) / x.std(0, ddof=1)
-    out = draw_metric_parameters(mean, np.broadcast_to(V, (N, T, T)), z, S,
-                                 np.random.default_rng(5), ["m1", "m2", "m3"])
+    out = draw_metric_parameters(mean, np.broadcast_to(V, (N, T, T)), z, S, 5,
+                                 ["m1", "m2", "m3"])
     X = np.column_stack([np.ones(N), mean])
     for j in range(3):
         gamma, rss, *_ = np.linalg.lstsq(X, z[:, j], rcond=None)
@@ -119,8 +119,7 @@ def test_error_variance_draws_use_n_minus_p_degrees_of_freedom():
     N, T, S = 12, 2, 40000
     mean = rng.standard_normal((N, T))
     x = (mean @ np.array([0.5, -0.3]) + rng.standard_normal(N))[:, None]
-    out = draw_metric_parameters(mean, np.zeros((N, T, T)), x, S, np.random.default_rng(4),
-                                 ["m"])
+    out = draw_metric_parameters(mean, np.zeros((N, T, T)), x, S, 4, ["m"])
     X = np.column_stack([np.ones(N), mean])
     _, rss, *_ = np.linalg.lstsq(X, x[:, 0], rcond=None)
     s2 = out["error_sd"][:, 0] ** 2
@@ -135,8 +134,8 @@ def test_missing_scores_regress_each_metric_on_its_own_outputs():
     z = (x - x.mean(0)) / x.std(0, ddof=1)
     z[::7, 1] = np.nan
     S = 3000
-    out = draw_metric_parameters(mean, np.broadcast_to(V, (N, T, T)), z, S,
-                                 np.random.default_rng(2), ["m1", "m2", "m3"])
+    out = draw_metric_parameters(mean, np.broadcast_to(V, (N, T, T)), z, S, 2,
+                                 ["m1", "m2", "m3"])
     keep = np.isfinite(z[:, 1])
     X = np.column_stack([np.ones(keep.sum()), mean[keep]])
     gamma, rss, *_ = np.linalg.lstsq(X, z[keep, 1], rcond=None)
@@ -193,6 +192,17 @@ def fake_bayes_cfa_data():
     return ds, _fake_fit(ds, mean), PSI
 
 
+def test_residual_correlations_have_a_unit_diagonal_even_where_a_variance_is_near_zero():
+    """The diagonal is 1 by construction: the covariances are scaled by the drawn error sds,
+    not by a moment variance that can fall below 0."""
+    ds, mean, _, _ = _data()
+    fit = _fake_fit(ds, mean)
+    res = bm.metric_variance(ds, fit, estimator="modular", random_seed=2)
+    corr, _, _ = res.residual_correlation_draws()
+    np.testing.assert_allclose(np.diagonal(corr, axis1=2, axis2=3), 1.0, atol=0)
+    assert np.all(np.abs(corr) <= 1.0)
+
+
 def test_residual_correlations_remove_the_scores_uncertainty():
     """Errors of metrics 1 and 3 correlated 0.5: the posterior of their residual correlation
     centres on the realised errors' sample correlation (NumPy) within 0.1, closer than the
@@ -238,8 +248,8 @@ def test_a_metric_that_is_a_function_of_the_scores_is_refused_by_name():
                          .standard_normal(N)])
     z = (z - z.mean(0)) / z.std(0, ddof=1)
     with pytest.raises(ValueError, match=r"metric 'exact\.m'"):
-        draw_metric_parameters(mean, np.broadcast_to(V, (N, T, T)), z, 50,
-                               np.random.default_rng(0), ["exact.m", "noisy.m"])
+        draw_metric_parameters(mean, np.broadcast_to(V, (N, T, T)), z, 50, 0,
+                               ["exact.m", "noisy.m"])
 
 
 def test_modular_needs_a_bayesian_cfa_of_the_same_outputs():
@@ -261,3 +271,123 @@ def test_modular_needs_a_bayesian_cfa_of_the_same_outputs():
         bm.metric_variance(ds, moved, estimator="modular")
     with pytest.raises(ValueError, match="estimator must be one of"):
         bm.metric_variance(ds, fit, estimator="cut")
+
+
+def test_each_metric_regresses_on_its_own_outputs_average_score_covariance():
+    """Sigma_n that changes from output to output, and missing scores where it is largest:
+    sigma^2 = s^2 - b' Sigmabar b with Sigmabar averaged over the outputs the metric scored
+    (the closed-form mean of s^2), and a metric's draws do not depend on the other metrics
+    (its own random stream)."""
+    _, mean, x, _ = _data()
+    N, T = mean.shape
+    rng = np.random.default_rng(8)
+    scale = rng.uniform(0.3, 1.7, size=N)
+    cov = scale[:, None, None] * V
+    z = (x - x.mean(0)) / x.std(0, ddof=1)
+    z[scale > 1.3, 0] = np.nan  # metric 1 misses the outputs with the widest scores
+    S = 6000
+    out = draw_metric_parameters(mean, cov, z, S, 9, ["m1", "m2", "m3"])
+    keep = np.isfinite(z[:, 0])
+    b, sd = out["loading"][:, 0], out["error_sd"][:, 0]
+    s2 = sd**2 + np.einsum("st,tu,su->s", b, cov[keep].mean(0), b)
+    X = np.column_stack([np.ones(keep.sum()), mean[keep]])
+    _, rss, *_ = np.linalg.lstsq(X, z[keep, 0], rcond=None)
+    want = rss[0] / (keep.sum() - T - 1 - 2)
+    assert abs(s2.mean() - want) < 4 * s2.std() / np.sqrt(S)
+    # the all-output average would be another number, beyond the Monte Carlo error
+    wrong = sd**2 + np.einsum("st,tu,su->s", b, cov.mean(0), b)
+    assert abs(wrong.mean() - want) > 8 * s2.std() / np.sqrt(S)
+    alone = draw_metric_parameters(mean, cov, z[:, [0]], S, 9, ["m1"])
+    np.testing.assert_allclose(alone["error_sd"][:, 0], sd, rtol=1e-12)
+
+
+def test_truncated_draws_match_brute_force_rejection():
+    """A metric whose error variance is small against b' V b: about half the first draws
+    have sigma^2 <= 0. The kept draws of sigma^2 match brute-force rejection from the
+    closed-form (untruncated) posterior (quantiles within Monte Carlo error), and the
+    redraw count matches the rejection rate."""
+    rng = np.random.default_rng(12)
+    N, T, S = 60, 1, 8000
+    mean = rng.standard_normal((N, T))
+    Vbig = np.full((N, T, T), 0.5)
+    traits = mean[:, 0] + np.sqrt(0.5) * rng.standard_normal(N)  # Berkson error, V = 0.5
+    x = (0.9 * traits + 0.2 * rng.standard_normal(N))[:, None]
+    out = draw_metric_parameters(mean, Vbig, x, S, 13, ["m"])
+    X = np.column_stack([np.ones(N), mean])
+    inv = np.linalg.inv(X.T @ X)
+    g_hat = inv @ X.T @ x[:, 0]
+    rss = float(np.sum((x[:, 0] - X @ g_hat) ** 2))
+    ref = np.random.default_rng(99)
+    s2 = rss / ref.chisquare(N - 2, size=200000)
+    g = g_hat + np.sqrt(s2)[:, None] * (ref.standard_normal((200000, 2))
+                                        @ np.linalg.cholesky(inv).T)
+    e2 = s2 - 0.5 * g[:, 1] ** 2
+    rate = float(np.mean(e2 <= 0))
+    assert 0.1 < rate < 0.8  # the premise: truncation bites
+    from scipy import stats
+
+    got = out["error_sd"][:, 0] ** 2
+    assert stats.ks_2samp(got, e2[e2 > 0]).pvalue > 1e-3
+    assert stats.ks_2samp(out["loading"][:, 0, 0], g[e2 > 0, 1]).pvalue > 1e-3
+    assert abs(out["redrawn"][0] / S - rate) < 4 * np.sqrt(rate * (1 - rate) / S)
+
+
+def test_factor_correlations_are_read_in_the_datas_trait_order():
+    """Three traits with unequal correlations, stored by the CFA in another order: the
+    standardized coefficients use the data-order Psi (a 2 x 2 Psi cannot show this)."""
+    ds = simulate_joint_validity(4, n_traits=3, n_metrics=3)
+    model3 = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Rater.{r}.{t}" for r in (1, 2, 3))
+                        for t in ("COH", "CON", "FLU"))
+    spec, data_, design = setup(model3, ds)
+    N = design.n_rows
+    psi = np.array([[1.0, 0.7, 0.1], [0.7, 1.0, 0.4], [0.1, 0.4, 1.0]])
+    rng = np.random.default_rng(1)
+    mean = rng.multivariate_normal(np.zeros(3), 0.7 * psi, size=N)
+    order = [2, 0, 1]
+    draws = mean + rng.multivariate_normal(np.zeros(3), 0.3 * psi, size=(CHAINS, DRAWS, N))
+    names = [design.factors[k] for k in order]
+    post = xr.Dataset({
+        "factor_corr": (("chain", "draw", "trait", "trait2"),
+                        np.broadcast_to(psi[np.ix_(order, order)],
+                                        (CHAINS, DRAWS, 3, 3)).copy()),
+        "factor_score": (("chain", "draw", "output", "trait"), draws[..., order])},
+        coords={"chain": np.arange(CHAINS), "draw": np.arange(DRAWS), "trait": names,
+                "trait2": names, "system": ("output", np.asarray(data_.system)),
+                "item": ("output", np.asarray(data_.item))})
+    fit = types.SimpleNamespace(idata=az.InferenceData(posterior=post), spec=spec,
+                                provenance={"random_seed": 1}, loo=lambda: None)
+    res = bm.metric_variance(ds, fit, estimator="modular", random_seed=3)
+    p = res.idata.posterior
+    assert [str(t) for t in p["trait"].values] == list(design.factors)
+    b, s = p["metric_loading"].values, p["error_sd"].values
+    var = np.einsum("cdmt,tu,cdmu->cdm", b, psi, b) + s**2
+    np.testing.assert_allclose(p["validity_coefficient"].values,
+                               b / np.sqrt(var)[..., None], rtol=1e-10)
+    np.testing.assert_allclose(p["factor_corr"].values[0, 0], psi, atol=1e-12)
+
+
+def test_score_draws_whose_chains_disagree_are_flagged():
+    """One chain's score draws shifted: the check of the score draws (their projections on
+    the metrics) fails, with a ConvergenceWarning and a note; the report's convergence line
+    counts it."""
+    from bayesmeta.convergence import ConvergenceWarning
+    from bayesmeta.report._validity_section import posterior_convergence
+
+    ds, mean, _, _ = _data()
+    fit = _fake_fit(ds, mean)
+    good = bm.metric_variance(ds, fit, estimator="modular", random_seed=1)
+    assert good.idata.posterior.attrs["score_check_r_hat"] < 1.01
+    shifted = fit.idata.posterior.copy(deep=True)
+    jd = prepare(ds, MODEL, None, None, "first")
+    # chain 0 moves each output's first trait along a direction the metrics see (a constant
+    # shift would move intercepts only, which the check rightly ignores)
+    vals = shifted["factor_score"].values
+    vals[0, :, :, 0] += 0.3 * jd.x[:, 0]
+    shifted["factor_score"] = (shifted["factor_score"].dims, vals)
+    bad_fit = types.SimpleNamespace(idata=az.InferenceData(posterior=shifted), spec=fit.spec,
+                                    provenance=fit.provenance, loo=fit.loo)
+    with pytest.warns(ConvergenceWarning, match="factor-score draws"):
+        bad = bm.metric_variance(ds, bad_fit, estimator="modular", random_seed=1)
+    assert any("do not agree across chains" in n for n in bad.notes)
+    _, ok = posterior_convergence(bad)
+    assert not ok

@@ -11,7 +11,8 @@ report's metric selection: ``--metrics`` when reading a file).
   systems and items.
 * ``bayes="full"``: also the modular Bayesian route (``estimator="modular"`` on the CFA
   section's Bayesian ordinal CFA: the experts' traits, each metric's coefficients and error
-  variance given them, the CFA's uncertainty propagated), its posterior means and HDIs
+  variance given them, with the scores' posterior uncertainty and the CFA's posterior of
+  the factor correlations propagated), its posterior means and HDIs
   beside the classical columns, and its convergence line. The joint model is not run: where
   metrics outnumber raters it redefines the traits (``models/metric_validity.md``).
 """
@@ -55,12 +56,15 @@ TITLE = "Metric validity: claimed trait, other traits, error"
 
 def posterior_convergence(post: Any, sampled: Any = None) -> tuple[str, bool]:
     """The Bayesian route's convergence line (worst R-hat and bulk ESS over the table's
-    rows of ``post``, divergent transitions of the MCMC run ``sampled``, default ``post``
-    itself) and whether it meets the targets (R-hat <= 1.01, bulk ESS >= 400, no
-    divergences)."""
+    rows of ``post`` and, for the modular route, its check of the factor-score draws;
+    divergent transitions of the MCMC run ``sampled``, default ``post`` itself) and whether
+    it meets the targets (R-hat <= 1.01, bulk ESS >= 400, no divergences)."""
     tab = post.summary()
     r_hat = float(np.nanmax(tab["r_hat"].to_numpy(dtype=float)))
     ess = float(np.nanmin(tab["ess_bulk"].to_numpy(dtype=float)))
+    attrs = post.idata.posterior.attrs  # the modular route's check of the score draws
+    r_hat = max(r_hat, float(attrs.get("score_check_r_hat", r_hat)))
+    ess = min(ess, float(attrs.get("score_check_ess_bulk", ess)))
     stats = getattr((post if sampled is None else sampled).idata, "sample_stats", None)
     n_div = int(np.asarray(stats["diverging"]).sum()) if stats is not None and \
         "diverging" in stats else 0

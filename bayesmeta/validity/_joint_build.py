@@ -78,7 +78,7 @@ def model_syntax(fit: Any) -> str | ModelSpec:
     if isinstance(info, dict) and isinstance(info.get("model"), str):
         return info["model"].replace(" ; ", "\n")
     raise TypeError(f"fit must be a bm.cfa result or lavaan syntax (str) for "
-                    f"estimator='joint', got {type(fit).__name__}.")
+                    f"estimator='joint' or 'modular', got {type(fit).__name__}.")
 
 
 def prepare(data: xr.Dataset, fit: Any, metrics: Sequence[str] | None, run: Any,
@@ -86,12 +86,12 @@ def prepare(data: xr.Dataset, fit: Any, metrics: Sequence[str] | None, run: Any,
     """The ratings in the CFA's long form and the chosen metrics' scores on the same rows,
     standardized per metric. Raises on a metric without variance or without scores."""
     if not isinstance(data, xr.Dataset):
-        raise TypeError(f"data must be a bayesmeta xarray.Dataset for estimator='joint', "
-                        f"got {type(data).__name__}.")
+        raise TypeError(f"data must be a bayesmeta xarray.Dataset for estimator='joint' or "
+                        f"'modular', got {type(data).__name__}.")
     spec, data_, design = setup(model_syntax(fit), data)
     if data_.system is None:
-        raise ValueError("estimator='joint' needs a bayesmeta Dataset with system and item "
-                         "labels.")
+        raise ValueError("estimator='joint' and 'modular' need a bayesmeta Dataset with "
+                         "system and item labels.")
     systems = [str(s) for s in data_.system]
     items = [str(i) for i in data_.item]
     xa = _metric_array(data, metrics, run, reference, sorted(set(systems)),

@@ -6,9 +6,12 @@ each metric's validity coefficients and error variance given them
 The model is the joint model's measurement structure (:mod:`bayesmeta.validity.joint_model`):
 traits :math:`f_n \sim N(0, \Psi)`, ordinal ratings through the CFA's probit measurement
 model, and standardized metric scores :math:`x_{nm} = a_m + b_m^\top f_n + e_{nm}`,
-:math:`e_{nm} \sim N(0, \sigma_m^2)`. The traits' posterior is the Bayesian CFA's, from the
-ratings alone: the metrics do not feed back into the traits (a *cut*, Plummer 2015), so
-the traits stay the experts' by construction. That guards against interpretational
+:math:`e_{nm} \sim N(0, \sigma_m^2)`. The CFA's parameters and the traits' posterior
+:math:`p(f \mid y)` are the Bayesian CFA's, from the ratings alone: the metrics do not feed
+back into them (a cut in the sense of Plummer 2015, on the CFA's parameters; each output's
+traits are integrated out of the metric's likelihood against :math:`p(f_n \mid y)`
+rather than drawn, which would attenuate :math:`b_m`), so the traits stay the experts' by
+construction. That guards against interpretational
 confounding (Burt 1976), where many metrics redefine the traits: on SummEval's 43
 metrics the joint posterior moves a factor correlation by up to 0.29
 (``models/metric_validity.md``).
@@ -36,11 +39,17 @@ is ignored, which leaves :math:`\hat b_m` consistent) and the reference prior
 drawn exactly: :math:`s_m^2 \sim \mathrm{RSS}/\chi^2_{n-T-1}`, then
 :math:`(a_m, b_m) \mid s_m^2 \sim N(\hat\gamma, s_m^2 (X^\top X)^{-1})`, both redrawn where
 :math:`\sigma_m^2 \le 0`. One draw per CFA draw, whose factor correlations :math:`\Psi`
-standardize it, so the table's chains are the CFA's and its R-hat and ESS are computed
-on them. What is left out: the posterior-mean scores' own dependence on the CFA's
-parameters (second order with hundreds of outputs), and the information the metrics carry
-about the traits (the cut). Cost: :math:`O(S N T^2 + N M T)`, linear in the number of
-metrics, no MCMC.
+standardize it; the regression draws are independent, so the table's R-hat and ESS check
+little beyond :math:`\Psi`. The factor-score draws behind :math:`\bar f_n` are checked
+separately: per draw, their projections on each metric,
+:math:`\sum_n f^{(s)}_{nt} x_{nm} / n_m`, must reach R-hat <= 1.01 and bulk ESS >= 400, or a
+:class:`~bayesmeta.convergence.ConvergenceWarning` and a note say so (the CFA's own check
+covers its loadings, thresholds and factor correlations, not the scores). What is left
+out: the posterior-mean scores' own dependence on the CFA's parameters (second order with
+hundreds of outputs), the spread of :math:`\Sigma_n` over outputs (the interval can be a
+few per cent narrow where it is large), and the information the metrics carry about the
+traits (the cut). Cost: :math:`O(S N T (T + M))` NumPy, linear in the number of metrics,
+no MCMC.
 
 Estimands and table: those of the joint route (:func:`~bayesmeta.validity._joint_build.
 estimand_draws`, model-implied variance :math:`V_m = b_m^\top \Psi b_m + \sigma_m^2`).
@@ -59,6 +68,8 @@ Berkson errors).
 from __future__ import annotations
 
 import time
+import warnings
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,20 +131,23 @@ class ModularValidityResult(Result):
         post = self.idata.posterior
         a = post["metric_intercept"].transpose("chain", "draw", "metric").values[..., idx]
         b = post["metric_loading"].transpose("chain", "draw", "metric", "trait").values
+        sd = post["error_sd"].transpose("chain", "draw", "metric").values[..., idx]
         return (residual_error_correlations(mean[rows], cov[rows].mean(0),
-                                            jd.x[rows][:, idx], a, b[:, :, idx]),
+                                            jd.x[rows][:, idx], a, b[:, :, idx], sd),
                 keep, int(rows.size))
 
 
 def residual_error_correlations(mean: np.ndarray, cov_bar: np.ndarray, x: np.ndarray,
-                                a: np.ndarray, b: np.ndarray) -> np.ndarray:
+                                a: np.ndarray, b: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """Correlations of the metric errors per draw (see
     :meth:`ModularValidityResult.residual_correlation_draws`): ``mean`` (N, T) posterior-mean
     scores, ``cov_bar`` (T, T) their average posterior covariance, ``x`` (N, M) complete,
-    ``a`` (C, D, M), ``b`` (C, D, M, T). Returns (C, D, M, M)."""
+    ``a`` (C, D, M), ``b`` (C, D, M, T), ``sd`` (C, D, M) the drawn error sds, which scale
+    the covariances (the moment estimate of a variance can fall below 0). Returns
+    (C, D, M, M), unit diagonal, clipped to [-1, 1]."""
     N, M = x.shape
     C, D = a.shape[:2]
-    a, b = a.reshape(C * D, M), b.reshape(C * D, M, -1)
+    a, b, sd = a.reshape(C * D, M), b.reshape(C * D, M, -1), sd.reshape(C * D, M)
     out = np.empty((C * D, M, M))
     for lo in range(0, C * D, 64):  # (64, N, M) residuals at a time
         sl = slice(lo, min(C * D, lo + 64))
@@ -141,8 +155,9 @@ def residual_error_correlations(mean: np.ndarray, cov_bar: np.ndarray, x: np.nda
         r = r - r.mean(1, keepdims=True)
         cov = (np.swapaxes(r, 1, 2) @ r / (N - 1)
                - b[sl] @ cov_bar @ np.swapaxes(b[sl], 1, 2))
-        sd = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 1e-12, None))
-        out[sl] = np.clip(cov / (sd[:, :, None] * sd[:, None, :]), -1.0, 1.0)
+        out[sl] = np.clip(cov / (sd[sl, :, None] * sd[sl, None, :]), -1.0, 1.0)
+        idx = np.arange(M)
+        out[sl, idx, idx] = 1.0
     return out.reshape(C, D, M, M)
 
 
@@ -179,15 +194,41 @@ def score_moments(fit: Any, jd: JointData) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.einsum("snt,snu->ntu", dev, dev) / (f.shape[0] - 1)
 
 
+def score_check(fit: Any, jd: JointData) -> tuple[float, float]:
+    r"""Worst R-hat and lowest bulk ESS of the factor-score draws' projections on the
+    metrics, :math:`\sum_n f^{(s)}_{nt} x_{nm} / n_m` per draw (T x M quantities; missing
+    scores count 0): whether the chains agree on the scores that :math:`\bar f_n` averages
+    (the CFA's own check covers its loadings, thresholds and factor correlations only). A
+    constant shift between chains moves only the intercepts (the scores are standardized)
+    and is rightly ignored."""
+    import arviz as az
+
+    scores = fit.idata.posterior["factor_score"].transpose("chain", "draw", "output", "trait")
+    obs = np.isfinite(jd.x)
+    xz = np.where(obs, jd.x, 0.0) / obs.sum(0)
+    proj = np.einsum("cdnt,nm->cdtm", scores.values, xz, optimize=True)
+    da = xr.DataArray(proj.reshape(*proj.shape[:2], -1), dims=("chain", "draw", "q"))
+    ds = xr.Dataset({"p": da})
+    r_hat = float(az.rhat(ds)["p"].max())
+    ess = float(az.ess(ds, method="bulk")["p"].min())
+    return r_hat, ess
+
+
+def metric_rng(seed: int, metric: str) -> np.random.Generator:
+    """The random stream of one metric: seeded by the route's seed and the metric's name, so
+    a metric's draws do not change when other metrics are added or left out."""
+    return np.random.default_rng([int(seed), 20261127, 22, zlib.crc32(metric.encode())])
+
+
 def draw_metric_parameters(mean: np.ndarray, cov: np.ndarray, x: np.ndarray,
-                           n_draws: int, rng: np.random.Generator,
+                           n_draws: int, seed: int,
                            metrics: Sequence[str]) -> dict[str, np.ndarray]:
     r"""``n_draws`` draws of :math:`(a_m, b_m, \sigma_m)` per metric (module docstring):
     ``mean`` (N, T) posterior-mean scores, ``cov`` (N, T, T) their posterior covariances,
     ``x`` (N, M) standardized scores (NaN: missing, that output left out of that metric's
-    regression). Returns ``intercept`` (S, M), ``loading`` (S, M, T), ``error_sd`` (S, M)
-    and ``redrawn`` (M,), per metric the draws whose first try had
-    :math:`\sigma_m^2 \le 0`."""
+    regression), ``seed`` (each metric's stream: :func:`metric_rng`). Returns ``intercept``
+    (S, M), ``loading`` (S, M, T), ``error_sd`` (S, M) and ``redrawn`` (M,), per metric the
+    draws whose first try had :math:`\sigma_m^2 \le 0`."""
     N, T = mean.shape
     M, S, p = x.shape[1], int(n_draws), T + 1
     obs = np.isfinite(x)
@@ -200,6 +241,7 @@ def draw_metric_parameters(mean: np.ndarray, cov: np.ndarray, x: np.ndarray,
     out = {"intercept": np.empty((S, M)), "loading": np.empty((S, M, T)),
            "error_sd": np.empty((S, M)), "redrawn": np.zeros(M, dtype=int)}
     for j in range(M):
+        rng = metric_rng(seed, metrics[j])
         keep = obs[:, j]
         Xj, xj = X[keep], x[keep, j]
         inv = np.linalg.inv(Xj.T @ Xj)
@@ -281,8 +323,8 @@ def modular_metric_variance(
     cfa_post = fit.idata.posterior
     C, D = cfa_post.sizes["chain"], cfa_post.sizes["draw"]
     T, M = len(traits), len(jd.metrics)
-    rng = np.random.default_rng([seed, 20261127, 22])
-    drawn = draw_metric_parameters(mean, cov, jd.x, C * D, rng, jd.metrics)
+    drawn = draw_metric_parameters(mean, cov, jd.x, C * D, seed, jd.metrics)
+    check = score_check(fit, jd)
     post = xr.Dataset(
         {"metric_intercept": (("chain", "draw", "metric"),
                               drawn["intercept"].reshape(C, D, M)),
@@ -312,7 +354,19 @@ def modular_metric_variance(
              "(the metrics do not redefine them); each metric is regressed on the "
              "posterior-mean factor scores (regression calibration), with the scores' "
              "posterior covariance in the residual (b' Sigma b), and paired with the CFA's "
-             "draws of the factor correlations; R-hat and ESS are computed on those draws."]
+             "draws of the factor correlations; R-hat and ESS are computed on those draws, "
+             f"and the score draws themselves check at R-hat {check[0]:.3f}, bulk ESS "
+             f"{check[1]:.0f} (their projections on the metrics)."]
+    post.attrs.update({"score_check_r_hat": check[0], "score_check_ess_bulk": check[1]})
+    if check[0] > 1.01 or check[1] < 400:
+        from bayesmeta.convergence import ConvergenceWarning
+
+        msg = (f"the CFA's factor-score draws behind the posterior-mean scores do not agree "
+               f"across chains (their projections on the metrics: max R-hat {check[0]:.3f}, "
+               f"min bulk ESS {check[1]:.0f}; targets 1.01 and 400): refit the CFA with more "
+               f"draws before reading this table.")
+        notes.append(msg[0].upper() + msg[1:])
+        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
     redrawn = {m: int(k) for m, k in zip(jd.metrics, drawn["redrawn"], strict=True) if k}
     if redrawn:
         worst = max(redrawn, key=redrawn.get)
@@ -336,6 +390,8 @@ def modular_metric_variance(
                       "the posterior-mean scores, their uncertainty as Berkson error",
             "outputs": f"{jd.design.n_rows} rated outputs",
             "posterior": f"{C} x {D} draws (the CFA's factor correlations)",
+            "score draws": f"max R-hat {check[0]:.3f}, min bulk ESS {check[1]:.0f} "
+                           f"(projections on the metrics)",
             "shares": "Pratt (1987): beta_t * r_t, summing to R^2",
             "time": f"{seconds:.1f} s (after the CFA)"}
     result = ModularValidityResult(
@@ -347,5 +403,6 @@ def modular_metric_variance(
     return result
 
 
-__all__ = ["ModularValidityResult", "draw_metric_parameters", "modular_metric_variance",
-           "residual_error_correlations", "score_moments"]
+__all__ = ["ModularValidityResult", "draw_metric_parameters", "metric_rng",
+           "modular_metric_variance", "residual_error_correlations", "score_check",
+           "score_moments"]
