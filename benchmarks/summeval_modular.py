@@ -94,6 +94,9 @@ def main() -> None:
                "max_r_hat": float(tab.loc[key, "r_hat"].max()),
                "min_ess_bulk": float(tab.loc[key, "ess_bulk"].min()),
                "min_ess_tail": float(tab.loc[key, "ess_tail"].min()),
+               "score_check_r_hat": float(res.idata.posterior.attrs["score_check_r_hat"]),
+               "score_check_ess_bulk": float(
+                   res.idata.posterior.attrs["score_check_ess_bulk"]),
                "max_r_hat_all_rows": float(tab["r_hat"].max()),
                "min_ess_bulk_all_rows": float(tab["ess_bulk"].min()),
                "warnings": [str(w.message)[:200] for w in caught],
