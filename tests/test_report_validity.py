@@ -18,7 +18,12 @@ import numpy as np
 import pytest
 
 import bayesmeta as bm
-from bayesmeta.report._budget import MODULAR_DRAWS, SEC_MODULAR, estimate
+from bayesmeta.report._budget import (
+    MODULAR_DRAWS,
+    SEC_MODULAR,
+    SEC_MODULAR_FIXED,
+    estimate,
+)
 
 TOL = 1e-12
 SEED = 5
@@ -109,21 +114,21 @@ def test_section_skips_with_the_reason(demo):
 
 def test_cost_estimate_counts_the_section(demo):
     """The classical route is small; the modular route (bayes="full") adds a term linear in
-    CFA draws x outputs x metrics x (traits + 1)."""
+    a fixed part and CFA draws x outputs x (metrics + traits) x traits."""
     kw = {"n_resamples": 200, "n_permutations": 200}
     traits = [str(t) for t in demo["trait"].values]
     off, _ = estimate(demo, traits, ["metric_validity"], **kw)
     full, _ = estimate(demo, traits, ["metric_validity"], bayes="full", **kw)
     assert 1.0 < off["metric_validity"] < 5.0  # measured 0.3 s (200 resamples, load 5)
     n, t, m = 1700, 4, 12
-    modular = SEC_MODULAR * MODULAR_DRAWS * n * m * (t + 1)
+    modular = SEC_MODULAR_FIXED + SEC_MODULAR * MODULAR_DRAWS * n * (m + t) * t
     assert abs(full["metric_validity"] - off["metric_validity"] - modular) < 1e-9
     fewer = demo.isel(metric=slice(0, 6))
     full6, _ = estimate(fewer, traits, ["metric_validity"], bayes="full", **kw)
     off6, _ = estimate(fewer, traits, ["metric_validity"], **kw)
     assert abs((full["metric_validity"] - off["metric_validity"])
                - (full6["metric_validity"] - off6["metric_validity"])
-               - SEC_MODULAR * MODULAR_DRAWS * n * 6 * (t + 1)) < 1e-9
+               - SEC_MODULAR * MODULAR_DRAWS * n * 6 * t) < 1e-9
     # without ratings the section skips and costs its fixed second only
     bare, _ = estimate(demo.drop_vars("rating"), traits, ["metric_validity"],
                        bayes="full", **kw)
