@@ -140,3 +140,33 @@ def test_a_bayesian_cfa_reference_is_its_posterior_mean_and_sd():
     assert source == "the CFA passed as fit"
     assert ref.loc[("coh", "con"), "estimate"] == pytest.approx(0.45)
     assert ref.loc[("coh", "con"), "se"] == pytest.approx(0.04)
+
+
+def test_more_metrics_than_rating_columns_warns_before_sampling(monkeypatch):
+    """Where the metrics outnumber the rating columns, the joint call says before its MCMC
+    that they can redefine the traits and points to the modular route; with fewer metrics
+    it says nothing."""
+    import warnings
+
+    import bayesmeta as bm
+    import bayesmeta.sampling as sampling
+    from bayesmeta.validity._joint_checks import TraitDriftWarning
+
+    class _Stop(Exception):
+        pass
+
+    def no_mcmc(*args, **kwargs):
+        raise _Stop
+
+    monkeypatch.setattr(sampling, "sample", no_mcmc)
+    model = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH\n"
+             "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
+    many = simulate_joint_validity(0, n_systems=4, n_items=15, n_traits=2, n_metrics=8)
+    with pytest.warns(TraitDriftWarning, match="8 metrics against 6 rating columns"):
+        with pytest.raises(_Stop):
+            bm.metric_variance(many, model, estimator="joint", random_seed=1)
+    few = simulate_joint_validity(0, n_systems=4, n_items=15, n_traits=2, n_metrics=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraitDriftWarning)
+        with pytest.raises(_Stop):
+            bm.metric_variance(few, model, estimator="joint", random_seed=1)

@@ -334,6 +334,14 @@ def joint_metric_variance(
     if K and param != "marginal":
         raise ValueError(f"method_factors={K} needs parameterization='marginal' (normal "
                          f"errors, every metric scored); this fit resolves to {param!r}.")
+    M, J = len(jd.metrics), jd.design.n_indicators
+    if M > J:
+        warnings.warn(f"{M} metrics against {J} rating columns: in the joint model the "
+                      f"metrics can redefine the traits (the fit compares them with the "
+                      f"ratings' own afterwards) and its chains may not converge "
+                      f"(models/metric_validity.md). estimator='modular' on a Bayesian CFA "
+                      f"keeps the experts' traits and takes seconds after the CFA.",
+                      TraitDriftWarning, stacklevel=3)
     t0 = time.perf_counter()
     if not 0 <= K < len(jd.metrics):
         raise ValueError(f"method_factors must be in [0, {len(jd.metrics) - 1}] (fewer than "
