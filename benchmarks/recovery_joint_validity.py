@@ -202,6 +202,17 @@ def one_modular(seed: int, args: argparse.Namespace) -> dict:
     _posterior_records(rec, "modular_", mod.idata.posterior, ds)
     _route_records(rec, "two_stage", two.summary(), ds)
     _cfa_records(rec, fit.idata.posterior, ds)
+    if args.save_moments is not None:  # for offline comparisons of modular variants
+        from bayesmeta.validity._joint_build import prepare
+        from bayesmeta.validity.modular import score_moments
+
+        jd = prepare(ds, fit, None, None, "first")
+        mean, cov = score_moments(fit, jd)
+        psi = fit.idata.posterior["factor_corr"].transpose("chain", "draw", "trait",
+                                                           "trait2").values
+        args.save_moments.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(args.save_moments / f"moments_{seed}.npz", mean=mean, cov=cov,
+                            psi=psi, x=jd.x, scale=jd.scale)
     return rec
 
 
@@ -357,6 +368,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--two-stage", action="store_true",
                         help="run the two-stage Bayesian route instead of the joint one")
+    parser.add_argument("--save-moments", type=Path, default=None,
+                        help="with --modular: save each CFA's score moments and Psi draws "
+                             "(npz) in this folder")
     parser.add_argument("--modular", action="store_true",
                         help="run the modular and two-stage routes (one CFA fit each)")
     parser.add_argument("--summary", action="store_true")
