@@ -58,9 +58,14 @@ def _check(res, expected: dict, tol=1e-9):
 
 @pytest.mark.parametrize("name", ["sim_da", "sim_mqm", "summeval"])
 def test_spa_equals_mtme_exactly(all_data, name):
-    # MTME: Correlation(...).PairwiseConfidenceError('none'), its default seed 4
+    # MTME: Correlation(...).PairwiseConfidenceError('none'), its default seed 4. Its
+    # permutation sums are float32, so an exact tie between the observed and a permuted
+    # difference resolves by the CPU's BLAS rounding: on another machine a few of the
+    # 1,000 x 136 comparisons flip (seen: 8.8e-5 on SummEval's S3.pyr, about 12 flips of
+    # 1 / 136,000 each); the simulated campaigns have no such ties and stay at 1e-9
     ds, trait, ref = all_data[name]
-    _check(bm.soft_pairwise_accuracy(ds, trait, resampling=NONE), ref["spa"])
+    _check(bm.soft_pairwise_accuracy(ds, trait, resampling=NONE), ref["spa"],
+           tol=2e-4 if name == "summeval" else 1e-9)
 
 
 @pytest.mark.parametrize("name", ["sim_da", "sim_mqm", "summeval"])
