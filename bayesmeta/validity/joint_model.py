@@ -234,6 +234,35 @@ def _rows(beta: np.ndarray, r: np.ndarray, r2: np.ndarray, err: np.ndarray,
     return keys, np.stack(vals)
 
 
+def add_estimands(post: xr.Dataset, jd: JointData) -> dict[str, np.ndarray]:
+    """Add the reported estimands to a posterior of ``metric_loading``, ``error_sd``,
+    ``factor_corr`` (and ``method_loading``): ``validity_raw`` and ``error_variance`` on the
+    metrics' own scale, ``validity_coefficient``, ``error_share`` (and ``method_share``).
+    Returns :func:`estimand_draws`'s parts (shared by the joint and modular routes)."""
+    parts = estimand_draws(post)
+    scale = xr.DataArray(jd.scale, dims="metric", coords={"metric": list(jd.metrics)})
+    post["validity_raw"] = post["metric_loading"] * scale
+    post["error_variance"] = (post["error_sd"] * scale) ** 2
+    post["validity_coefficient"] = (("chain", "draw", "metric", "trait"), parts["beta"])
+    post["error_share"] = (("chain", "draw", "metric"), parts["error_share"])
+    if "method_share" in parts:
+        post["method_share"] = (("chain", "draw", "metric"), parts["method_share"])
+    return parts
+
+
+def estimand_table(parts: Mapping[str, np.ndarray], post: xr.Dataset, traits: list[str],
+                   metrics: Sequence[str], claimed: Mapping[str, str],
+                   ci_prob: float) -> pd.DataFrame:
+    """metric_variance's table (posterior columns) of the estimands added by
+    :func:`add_estimands`."""
+    keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
+                       post["error_variance"].transpose("chain", "draw", "metric").values,
+                       traits, metrics, claimed, parts.get("method_share"))
+    da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
+    return frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
+                                                                             names=INDEX))
+
+
 def joint_metric_variance(
     data: xr.Dataset,
     fit: Any,
@@ -381,14 +410,7 @@ def joint_metric_variance(
     if param == "marginal":
         post = draw_marginal_traits(post, jd, seed)
     post = post.assign_coords(system=("output", jd.data.system), item=("output", jd.data.item))
-    parts = estimand_draws(post)
-    scale = xr.DataArray(jd.scale, dims="metric", coords={"metric": list(jd.metrics)})
-    post["validity_raw"] = post["metric_loading"] * scale
-    post["error_variance"] = (post["error_sd"] * scale) ** 2
-    post["validity_coefficient"] = (("chain", "draw", "metric", "trait"), parts["beta"])
-    post["error_share"] = (("chain", "draw", "metric"), parts["error_share"])
-    if "method_share" in parts:
-        post["method_share"] = (("chain", "draw", "metric"), parts["method_share"])
+    parts = add_estimands(post, jd)
     idata.posterior = post
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -400,12 +422,7 @@ def joint_metric_variance(
             warnings.warn(drift_note, TraitDriftWarning, stacklevel=2)
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
-    keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
-                       post["error_variance"].transpose("chain", "draw", "metric").values,
-                       traits, jd.metrics, claimed, parts.get("method_share"))
-    da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
-    table = frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
-                                                                              names=INDEX))
+    table = estimand_table(parts, post, traits, jd.metrics, claimed, ci_prob)
     add_seconds(idata, "postprocess", time.perf_counter() - t1)
     notes = [str(w.message) for w in caught]
     if drift_note and not moved:  # why the traits could not be compared

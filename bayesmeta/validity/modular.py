@@ -74,15 +74,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from bayesmeta.data import select
 from bayesmeta.options import resolve_seed
 from bayesmeta.results import Result, data_hash
-from bayesmeta.summaries import CI_PROB, summarize
+from bayesmeta.summaries import CI_PROB
 from bayesmeta.validity._factor_common import _claims
-from bayesmeta.validity._joint_build import JointData, estimand_draws, prepare
+from bayesmeta.validity._joint_build import JointData, prepare
 
 #: Redraws allowed for a (draw, metric) whose sigma^2 came out <= 0 before giving up.
 MAX_REDRAWS = 200
@@ -312,7 +311,7 @@ def modular_metric_variance(
     """
     import arviz as az
 
-    from bayesmeta.validity.joint_model import INDEX, _rows, frame
+    from bayesmeta.validity.joint_model import add_estimands, estimand_table
 
     t0 = time.perf_counter()
     seed = resolve_seed(random_seed)
@@ -336,19 +335,9 @@ def modular_metric_variance(
                          .transpose("chain", "draw", "trait", "trait2").values)},
         coords={"chain": np.arange(C), "draw": np.arange(D), "metric": list(jd.metrics),
                 "trait": traits, "trait2": traits})
-    parts = estimand_draws(post)
-    scale = xr.DataArray(jd.scale, dims="metric", coords={"metric": list(jd.metrics)})
-    post["validity_raw"] = post["metric_loading"] * scale
-    post["error_variance"] = (post["error_sd"] * scale) ** 2
-    post["validity_coefficient"] = (("chain", "draw", "metric", "trait"), parts["beta"])
-    post["error_share"] = (("chain", "draw", "metric"), parts["error_share"])
+    parts = add_estimands(post, jd)
     post.attrs.update({"route": "modular", "random_seed": seed})
-    keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
-                       post["error_variance"].transpose("chain", "draw", "metric").values,
-                       traits, jd.metrics, claimed)
-    da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
-    table = frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
-                                                                              names=INDEX))
+    table = estimand_table(parts, post, traits, jd.metrics, claimed, ci_prob)
     seconds = time.perf_counter() - t0
     notes = ["Modular posterior: the traits are the Bayesian CFA's, from the ratings alone "
              "(the metrics do not redefine them); each metric is regressed on the "
