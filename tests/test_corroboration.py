@@ -522,7 +522,7 @@ def test_save_load_round_trip(summeval_result, tmp_path):
 @pytest.mark.parametrize("trait", ["COH", "CON", "FLU", "REL"])
 def test_greedy_is_within_001_of_exhaustive_on_summeval(summeval, trait):
     rec = bm.recommend_metric_set(summeval, trait, k=3, target_sensitivity=0.3,
-                                  exhaustive=True, resampling={"n_resamples": 20},
+                                  exhaustive=True, resampling={"n_resamples": 8},
                                   random_seed=1)
     check_table(rec.summary())
     assert rec.info["exhaustive E[R]"] - rec.info["greedy E[R]"] <= 0.01

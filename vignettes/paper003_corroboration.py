@@ -17,7 +17,7 @@
 # systems x 100 documents, 27,200 ordered pairs, all 43 metrics, each expert trait).
 #
 # Run it with `python vignettes/paper003_corroboration.py` (needs `BAYESMETA_DATA`). It
-# uses 15 random sets per size and 60 resamples to run in about a minute; raise
+# uses 10 random sets per size and 30 resamples to run in well under a minute; raise
 # `N_SETS` and `RESAMPLES` for a report.
 
 # %%
@@ -27,7 +27,7 @@ import pandas as pd
 import bayesmeta as bm
 from bayesmeta.corroboration.plots import plot_threshold_curves
 
-N_SETS, RESAMPLES, SEED = 15, 60, 2026
+N_SETS, RESAMPLES, SEED = 10, 30, 2026
 data = bm.datasets.summeval()
 print(dict(data.sizes))
 
