@@ -42,6 +42,19 @@ def log_interval_prob(lower, upper):
     return log_hi + log1mexp(log_lo - log_hi)
 
 
+def log_interval_prob_sum(lower, upper):
+    """``log_interval_prob(lower, upper).sum()`` as one Op whose value and gradient a
+    kernel computes in one pass (:mod:`bayesmeta._interval`): the same numbers, several
+    times cheaper per gradient evaluation. ``lower`` and ``upper`` broadcast together."""
+    import pytensor.tensor as pt
+
+    from bayesmeta._interval import interval_op
+
+    lo, hi = pt.broadcast_arrays(pt.as_tensor_variable(lower).astype("float64"),
+                                 pt.as_tensor_variable(upper).astype("float64"))
+    return interval_op()(lo.ravel(), hi.ravel())[0]
+
+
 def log1mexp(x):
     """log(1 - exp(x)) for x <= 0 (pytensor), the Maechler (2012) split."""
     import pytensor.tensor as pt

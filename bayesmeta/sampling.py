@@ -156,6 +156,10 @@ def _register_jax_special_functions() -> None:
     def _jax_funcify_erfcx(op: Any, **kwargs: Any) -> Callable[[Any], Any]:
         return _erfcx_jax
 
+    from bayesmeta._interval import register_jax
+
+    register_jax()  # the ordinal-probit likelihood Op of the rater model
+
 
 def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
                      backend: str = "numba") -> tuple[Any, float]:

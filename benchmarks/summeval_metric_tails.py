@@ -16,6 +16,12 @@ elpd_loo of each model, their difference (t minus normal) with its standard erro
 worst Pareto k, the posterior median of nu, and the fits' worst R-hat and lowest bulk ESS.
 
     python benchmarks/summeval_metric_tails.py --cfa FIT.nc [--seed 1]
+    python benchmarks/summeval_metric_tails.py --summary   # the verdict from the results
+
+A metric is left out of the verdict, with the reason printed, where either fit misses
+R-hat <= 1.01 or bulk ESS >= 400, diverges, has a Pareto k above 0.7, or where over 5% of
+its scores share one value (rank-normalized ties: a point mass, which a Student-t "fits"
+by letting nu go to 0, an artefact of a continuous density on discrete data).
 
 ``FIT.nc``: a saved ``bm.cfa(four_factor, summeval, estimator="bayes")`` result (for example
 from ``summeval_modular.py --save-fits DIR``). The SummEval data come through
@@ -73,6 +79,40 @@ def _loo(X: np.ndarray, y: np.ndarray, post, student: bool):
     return az.loo(idata, pointwise=True)
 
 
+def _fails(r: dict) -> list[str]:
+    """Why a metric's comparison is not to be read (empty: both fits are fine)."""
+    why = []
+    for name in ("normal", "student_t"):
+        if r[f"{name}_max_r_hat"] > 1.01 or r[f"{name}_min_ess_bulk"] < 400:
+            why.append(f"{name} fit R-hat {r[f'{name}_max_r_hat']:.2f}, ESS "
+                       f"{r[f'{name}_min_ess_bulk']:.0f}")
+        if r[f"{name}_divergences"]:
+            why.append(f"{name} fit {r[f'{name}_divergences']} divergences")
+        if r[f"{name}_pareto_k_max"] > 0.7:
+            why.append(f"{name} Pareto k {r[f'{name}_pareto_k_max']:.2f}")
+    if r.get("largest_tie_share", 0.0) > 0.05:
+        why.append(f"{r['largest_tie_share']:.0%} of its scores share one value (a point "
+                   f"mass no continuous density fits)")
+    return why
+
+
+def summarize(rows: list[dict]) -> None:
+    """The verdict over metrics whose two fits are both trustworthy."""
+    ok = [r for r in rows if not _fails(r)]
+    for r in rows:
+        if _fails(r):
+            print(f"not compared: {r['metric']}: {'; '.join(_fails(r))}")
+    better = [r["metric"] for r in ok if r["elpd_diff_t_minus_normal"] > 2 * r["se_diff"]]
+    worse = [r["metric"] for r in ok if r["elpd_diff_t_minus_normal"] < -2 * r["se_diff"]]
+    print(f"{len(ok)} of {len(rows)} metrics compared. Student-t better by more than 2 se: "
+          f"{len(better)} {better}")
+    print(f"normal better by more than 2 se: {len(worse)} {worse}; the rest within 2 se")
+    if ok:
+        diffs = [r["elpd_diff_t_minus_normal"] for r in ok]
+        print(f"median nu {np.median([r['nu_median'] for r in ok]):.0f}; median elpd "
+              f"difference (t - normal) {np.median(diffs):+.1f}")
+
+
 def main() -> None:
     import arviz as az
     import nutpie
@@ -81,10 +121,16 @@ def main() -> None:
     from bayesmeta.validity.modular import score_moments
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cfa", type=Path, required=True, help="a saved Bayesian CFA (.nc)")
+    ap.add_argument("--cfa", type=Path, help="a saved Bayesian CFA (.nc)")
+    ap.add_argument("--summary", action="store_true", help="only summarize --out")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
+    if args.summary:
+        summarize([json.loads(line) for line in args.out.open()])
+        return
+    if args.cfa is None:
+        ap.error("--cfa is required (a saved Bayesian CFA of SummEval)")
     ds = bm.datasets.summeval(bm.datasets.find_summeval(download=False))
     fit = bm.load(args.cfa)
     jd = prepare(ds, fit, None, None, "first")
@@ -99,7 +145,9 @@ def main() -> None:
             print(f"{metric}: {int((~np.isfinite(y)).sum())} missing scores; left out of "
                   f"this comparison (the script needs complete metrics)", flush=True)
             continue
-        rec = {"metric": metric, "cfa": str(args.cfa), "seed": args.seed}
+        _, counts = np.unique(y, return_counts=True)
+        rec = {"metric": metric, "cfa": str(args.cfa), "seed": args.seed,
+               "largest_tie_share": float(counts.max() / y.size)}
         t0 = time.perf_counter()
         for name, student in (("normal", False), ("student_t", True)):
             if name not in compiled:
@@ -133,16 +181,7 @@ def main() -> None:
               f"(se {rec['se_diff']:5.1f})  nu {rec['nu_median']:6.1f}  "
               f"k max {rec['student_t_pareto_k_max']:.2f}/{rec['normal_pareto_k_max']:.2f}",
               flush=True)
-    better = [r["metric"] for r in rows
-              if r["elpd_diff_t_minus_normal"] > 2 * r["se_diff"]]
-    worse = [r["metric"] for r in rows
-             if r["elpd_diff_t_minus_normal"] < -2 * r["se_diff"]]
-    print(f"Student-t better by more than 2 se: {len(better)} of {len(rows)} {better}")
-    print(f"normal better by more than 2 se: {len(worse)} of {len(rows)} {worse}")
-    rhat = max(max(r["normal_max_r_hat"], r["student_t_max_r_hat"]) for r in rows)
-    ess = min(min(r["normal_min_ess_bulk"], r["student_t_min_ess_bulk"]) for r in rows)
-    div = sum(r["normal_divergences"] + r["student_t_divergences"] for r in rows)
-    print(f"fits: worst R-hat {rhat:.3f}, lowest bulk ESS {ess:.0f}, divergences {div}")
+    summarize(rows)
 
 if __name__ == "__main__":
     main()

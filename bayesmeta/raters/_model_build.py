@@ -252,7 +252,8 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
     import pymc as pm
     import pytensor.tensor as pt
 
-    from bayesmeta._ordinal import log_interval_prob, padded_cutpoints
+    from bayesmeta import _ordinal
+    from bayesmeta._ordinal import padded_cutpoints
 
     spec = parameterization_spec(parameterization)
     quality_units = spec["units"] == "quality"
@@ -363,7 +364,7 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         base = cell_idx * (K + 1) + cat
         lower = a * (cuts[base] - theta)
         upper = a * (cuts[base + 1] - theta)
-        pm.Potential("loglik", log_interval_prob(lower, upper).sum())
+        pm.Potential("loglik", _ordinal.log_interval_prob_sum(lower, upper))
     return model
 
 

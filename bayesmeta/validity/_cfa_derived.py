@@ -291,16 +291,9 @@ def _is_kernel() -> Any:
 
     import numba
 
-    sqrt2 = math.sqrt(2.0)
-    half_log_2pi = 0.5 * math.log(2 * math.pi)
+    from bayesmeta._interval import numba_log_ndtr
 
-    @numba.njit(cache=True)
-    def log_ndtr(x: float) -> float:
-        if x > -20.0:
-            return math.log(0.5 * math.erfc(-x / sqrt2))
-        x2 = x * x  # asymptotic series of the lower tail (relative error < 1e-12)
-        return (-0.5 * x2 - math.log(-x) - half_log_2pi
-                + math.log1p(-1.0 / x2 + 3.0 / (x2 * x2) - 15.0 / (x2 * x2 * x2)))
+    log_ndtr = numba_log_ndtr()
 
     @numba.njit(cache=True)
     def kernel(x, fo, lstd, sd, cuts, cat):  # pragma: no cover - compiled
