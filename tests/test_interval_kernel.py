@@ -148,7 +148,7 @@ def test_rater_model_log_density_is_unchanged(small_rater_design):
     rng = np.random.default_rng(5)
     vals = []
     for m in (old, new):
-        f = m.logp_dlogp_function(ravel_inputs=True, mode="NUMBA")
+        f = m.logp_dlogp_function(ravel_inputs=True, mode="FAST_COMPILE")
         f.set_extra_values({})
         ip = m.initial_point()
         x0 = np.concatenate([np.asarray(ip[v.name]).ravel() for v in f._grad_vars])
