@@ -23,7 +23,7 @@ LAYERS: dict[str, int] = {
     # shared machinery
     "bayesmeta.convergence": 1, "bayesmeta.summaries": 1,
     "bayesmeta.results": 1, "bayesmeta.sampling": 1, "bayesmeta._adaptive": 1, "bayesmeta.plots": 1,
-    "bayesmeta.text": 1, "bayesmeta._ordinal": 1,
+    "bayesmeta.text": 1, "bayesmeta._ordinal": 1, "bayesmeta._interval": 1,
     # one package per question
     "bayesmeta.reliability": 2, "bayesmeta.agreement": 2, "bayesmeta.raters": 2,
     "bayesmeta.validity": 2, "bayesmeta.correlation": 2, "bayesmeta.reference_free": 2,
@@ -143,7 +143,7 @@ def test_every_topic_is_one_folder():
     for topic in TOPICS:
         assert (PACKAGE / topic / "__init__.py").is_file(), topic
     flat = {p.stem for p in PACKAGE.glob("*.py")}
-    assert flat <= {"__init__", "_adaptive", "_ordinal", "_version", "cli", "compare",
+    assert flat <= {"__init__", "_adaptive", "_interval", "_ordinal", "_version", "cli", "compare",
                     "convergence", "options", "plots", "results", "sampling", "simulate",
                     "summaries", "vocabulary"}, sorted(flat)
     folders = sorted(p.name for p in PACKAGE.iterdir()
