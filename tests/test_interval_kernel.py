@@ -133,8 +133,6 @@ def small_rater_design():
 def test_rater_model_log_density_is_unchanged(small_rater_design):
     """The rater model's log density and gradient at a random point equal those of the
     PyTensor graph the Op replaced (same model, cheaper gradient)."""
-    import pymc as pm  # noqa: F401
-
     import bayesmeta._ordinal as O
     from bayesmeta.raters import model as rm
 

@@ -364,6 +364,8 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         base = cell_idx * (K + 1) + cat
         lower = a * (cuts[base] - theta)
         upper = a * (cuts[base + 1] - theta)
+        # through the module attribute, so that the kernel's tests and benchmark can build
+        # the same model with the graph it replaced, for comparison
         pm.Potential("loglik", _ordinal.log_interval_prob_sum(lower, upper))
     return model
 
