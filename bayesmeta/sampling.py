@@ -192,9 +192,16 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
         # "cannot cache ... dynamic globals": kernels calling SciPy's Cephes through
         # ctypes compile once per session instead of being cached on disk
         warnings.simplefilter("ignore", NumbaWarning)
+        # nutpie's JAX compile adds dims of its own ("x_log___dim_0") to the model's
+        # named_vars_to_dims, in place, for every transformed variable; a later numba
+        # compile of the same model then fails to build its trace ("Unknown dimension
+        # size"). The compiled model keeps the dict it was given; the model gets its own back.
+        dims = dict(model.named_vars_to_dims)
         t0 = time.perf_counter()
         compiled = nutpie.compile_pymc_model(model, **kwargs)
         seconds = time.perf_counter() - t0
+        if dict(model.named_vars_to_dims) != dims:
+            model.named_vars_to_dims = dims
     _COMPILED[key] = (weakref.ref(model), compiled)
     return compiled, seconds
 

@@ -448,6 +448,28 @@ def test_jax_backend_equals_numba_within_monte_carlo_error(toy):
     np.testing.assert_allclose(sd_jx, sd_nb, rtol=0.15)
 
 
+def test_numba_fit_after_a_jax_fit_of_the_same_model():
+    """nutpie's JAX compile adds dims of its own (``sd_log___dim_0``) to the model's
+    ``named_vars_to_dims`` for every transformed variable; a numba fit of the same model
+    object afterwards then failed in nutpie ("Unknown dimension size for dimension
+    sd_log___dim_0"). The model's dims are left as they were, and both fits run."""
+    pm = pytest.importorskip("pymc")
+    pytest.importorskip("nutpie")
+    pytest.importorskip("jax", reason="the jax extra is not installed")
+    with pm.Model(coords={"group": ["a", "b", "c"]}) as m:
+        sd = pm.HalfNormal("sd", 1.0)
+        eff = pm.ZeroSumNormal("eff", sigma=sd, dims="group")
+        pm.Normal("y", eff, 1.0, observed=np.random.default_rng(1).normal(size=(10, 3)))
+    dims = {k: tuple(v) for k, v in m.named_vars_to_dims.items()}
+    fixed = {"adaptive": False, "tune": 50, "draws": 50, "chains": 2}
+    jx = sample(m, {**fixed, "backend": "jax"}, random_seed=1)
+    assert {k: tuple(v) for k, v in m.named_vars_to_dims.items()} == dims
+    nb = sample(m, fixed, random_seed=1)
+    for idata in (jx, nb):
+        assert idata.posterior["eff"].dims == ("chain", "draw", "group")
+        assert idata.posterior.sizes["draw"] == 50
+
+
 def test_jax_erfcx_equals_scipy_with_its_closed_form_gradient():
     """JAX has no erfcx (PyTensor maps it to TensorFlow Probability); bayesmeta's own
     (exp(x^2) erfc(x) below 25, the asymptotic series above) equals SciPy's to 1e-12
