@@ -77,27 +77,33 @@ def _kernels():
                 else:
                     a_r, b_r, u_r = a, b, uu
                 lb = log_ndtr_c(b_r, 0)
-                if a_r < -40.0:  # Phi(a_r) < 1e-300: an open interval
-                    x = -np.inf
+                open_below = a_r < -40.0  # Phi(a_r) < 1e-300: an outer category
+                if open_below:
+                    ldel, inner = lb, u_r
                 else:
                     x = log_ndtr_c(a_r, 0) - lb  # <= 0
-                if x > -0.6931471805599453:
-                    ldel = lb + np.log(-np.expm1(x))
-                else:
-                    ldel = lb + np.log1p(-np.exp(x))
-                r = np.exp(x)
-                inner = r + u_r * (1.0 - r)
+                    r = np.exp(x)
+                    if x > -0.6931471805599453:
+                        ldel = lb + np.log(-np.expm1(x))
+                    else:
+                        ldel = lb + np.log1p(-r)
+                    inner = r + u_r * (1.0 - r)
                 if inner < 1e-300:
                     inner = 1e-300
                 e_r = ndtri_exp_c(lb + np.log(inner), 0)
                 lphi_e = -0.5 * e_r * e_r - half_log_2pi
-                lphi_a = -0.5 * a_r * a_r - half_log_2pi
                 lphi_b = -0.5 * b_r * b_r - half_log_2pi
-                de_da = (1.0 - u_r) * np.exp(lphi_a - lphi_e)
-                de_db = u_r * np.exp(lphi_b - lphi_e)
+                # three exponentials instead of five: de/du = delta / phi(e), dl/db =
+                # phi(b) / delta, dl/da = -phi(a) / delta, and de/db, de/da their products
                 de_du = np.exp(ldel - lphi_e)
-                dl_da = -np.exp(lphi_a - ldel)
                 dl_db = np.exp(lphi_b - ldel)
+                de_db = u_r * dl_db * de_du
+                if open_below:
+                    dl_da, de_da = 0.0, 0.0
+                else:
+                    pa = np.exp(-0.5 * a_r * a_r - half_log_2pi - ldel)
+                    dl_da = -pa
+                    de_da = (1.0 - u_r) * pa * de_du
                 total += ldel
                 aux[0, n, j] = a
                 aux[1, n, j] = b
