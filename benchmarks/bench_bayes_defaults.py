@@ -81,7 +81,11 @@ def _fit(function: str, data, seed: int, sampling: dict | None = None,
     if rater_parameterization and function == "rater":
         extra["parameterization"] = rater_parameterization
     if function == "cfa":
-        return bm.cfa(FOUR, data, estimator="bayes", random_seed=seed, **extra)
+        # release 0.10 (the previous defaults, the peer of the timing) spelled it method=
+        import inspect
+
+        key = "estimator" if "estimator" in inspect.signature(bm.cfa).parameters else "method"
+        return bm.cfa(FOUR, data, **{key: "bayes"}, random_seed=seed, **extra)
     if function == "rater":
         return bm.rater_bias(data, random_seed=seed, **extra)
     raise ValueError(f"unknown part {function!r}")
