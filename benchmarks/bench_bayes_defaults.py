@@ -31,6 +31,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
@@ -82,8 +83,6 @@ def _fit(function: str, data, seed: int, sampling: dict | None = None,
         extra["parameterization"] = rater_parameterization
     if function == "cfa":
         # release 0.10 (the previous defaults, the peer of the timing) spelled it method=
-        import inspect
-
         key = "estimator" if "estimator" in inspect.signature(bm.cfa).parameters else "method"
         return bm.cfa(FOUR, data, **{key: "bayes"}, random_seed=seed, **extra)
     if function == "rater":

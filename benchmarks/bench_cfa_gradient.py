@@ -29,6 +29,11 @@ def _time_here(blocks: int) -> None:
 
     import numpy as np
 
+    # the benchmarks' shared pieces: the four-factor model and the compiled function at
+    # the initial point (this folder is sys.path[0]: the script runs from here)
+    from bench_bayes_defaults import FOUR
+    from bench_interval_kernel import _function
+
     import bayesmeta as bm
     from bayesmeta.validity import _cfa_setup as setup
 
@@ -36,14 +41,8 @@ def _time_here(blocks: int) -> None:
     here = Path(os.environ["PYTHONPATH"]).resolve()
     if not Path(bm.__file__).resolve().is_relative_to(here):
         raise RuntimeError(f"imported {bm.__file__}, not the checkout at {here}")
-    four = "\n".join(f"{t.lower()} =~ " + " + ".join(f"Expert.{r}.{t}" for r in (1, 2, 3))
-                     for t in ("COH", "CON", "FLU", "REL"))
-    _, _, design = setup.setup(four, bm.datasets.summeval())
-    model = setup.model_for(design)
-    f = model.logp_dlogp_function(ravel_inputs=True, mode="NUMBA")
-    f.set_extra_values({})
-    ip = model.initial_point()
-    x = np.concatenate([np.asarray(ip[v.name]).ravel() for v in f._grad_vars])
+    _, _, design = setup.setup(FOUR, bm.datasets.summeval())
+    f, x = _function(setup.model_for(design))
     x = x + np.random.default_rng(0).normal(scale=0.3, size=x.size)
     f(x)
     ms = []
