@@ -24,8 +24,9 @@ model (consistency, stability, SEM, items needed) next to the classical estimate
 self-contained HTML file; on stderr the cost estimate before the work, then a progress bar
 (or, when stderr is not a terminal, one line per section; ``--no-progress``: nothing); then
 where the file is and a short text summary on stdout. ``--budget SECONDS`` (default 120
-with ``--bayes off``) caps the estimated time: over it the default resamples are lowered,
-as the page says, or the report refuses with the reason before computing. ``--trait``
+with ``--bayes off``, 300 with ``--bayes fast`` or ``full``, whose MCMC comes on top) caps
+the estimated time: over it the default resamples are lowered, as the page says, or the
+report refuses with the reason before computing. ``--trait``
 picks the human traits (in ``report`` the long-format trait column is ``--trait-column``).
 ``demo`` writes the same report of the built-in simulated data (``--bayes off`` and 200
 resamples by default, so it takes well under two minutes on two cores); ``demo --text``
@@ -372,10 +373,11 @@ def add_report_parsers(sub: Any) -> None:
                             f"(default {resamples}" + (", lowered by the time budget when "
                                                        "not given" if p is rep else "") + ")")
         p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                       help="seconds the report may take (default 120 with --bayes off; 0: "
-                            "no limit): estimated before computing; over it, the default "
-                            "resamples are lowered (said on the page) or the report refuses "
-                            "with the reason")
+                       help="seconds the report may take (default 120 with --bayes off, 300 "
+                            "plus the MCMC with --bayes fast or full; 0: no limit): "
+                            "estimated before computing; over it, the default resamples are "
+                            "lowered (said on the page) or the report refuses with the "
+                            "reason")
         p.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bars or cost estimate on stderr")
         p.add_argument("--coefficient", default="kendall",

@@ -1,8 +1,9 @@
 """The SummEval report with ``--bayes full`` (issue 19): its time per section and whether a
 convergence box opens the page, through the public call with its defaults.
 
-Runs ``bm.report(summeval, bayes="full", random_seed=SEED)`` (all sections, no budget,
-the LOO comparison left at its default: off) and appends one JSON line per run to
+Runs ``bm.report(summeval, bayes="full", random_seed=SEED)`` (all sections, the default
+budget of the resampling, 300 s since stop 37 (before: none), the LOO comparison left at
+its default: off) and appends one JSON line per run to
 ``benchmarks/results/report_full.jsonl``: seconds and status per section, the total, the
 load average at start and end, and the convergence problems the page would list at its
 top (``Report.convergence``: MCMC rows with R-hat > 1.01 or bulk ESS < 400, and fits with

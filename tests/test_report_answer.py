@@ -24,7 +24,7 @@ import xarray as xr
 import bayesmeta as bm
 from bayesmeta.cli import main
 from bayesmeta.report import SECTIONS
-from bayesmeta.report._budget import DEFAULT_BUDGET, MIN_RESAMPLES, plan
+from bayesmeta.report._budget import BAYES_BUDGET, DEFAULT_BUDGET, MIN_RESAMPLES, plan
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +193,43 @@ def test_reduced_resamples_are_said_on_the_page():
     assert 'id="budget-reduced"' in html and "resamples reduced from 1000 to" in html
     assert html.index('id="budget-reduced"') < html.index('id="sec-correlations"')
 
+
+
+def test_a_bayesian_report_keeps_its_resampling_within_a_default_budget():
+    """Issue 19: with ``bayes="full"`` the resampling sections had no budget, so a SummEval
+    report ran 1,000 permutations per metric pair (1,827 s) beside its MCMC. Now the default
+    budget (300 s) covers the estimated work, and the plan says the sampling comes on top.
+    A stand-in section under the key "correlations" (estimated 412 s for 4 traits on
+    SummEval-sized data with 1,000 resamples), so the plan is the real one and nothing
+    heavy runs."""
+    from bayesmeta.report import Section, SectionOutput
+
+    seen = {}
+
+    def cheap(data, ctx):
+        seen["resampling"], seen["bayes"] = ctx.resampling, ctx.bayes
+        return SectionOutput("Correlation measures", reading="cheap")
+
+    ds = bm.datasets.simulated(random_seed=1, n_metrics=43)  # 17 systems x 100 items
+    sec = Section("correlations", "Correlation measures", cheap,
+                  options=("resampling", "bayes"))
+    traits = [str(t) for t in ds["trait"].values]
+    full = plan(ds, traits, ["correlations"], n_resamples=1000, n_permutations=1000,
+                budget=0, resamples_given=False, bayes="full")
+    assert full.seconds > BAYES_BUDGET  # the test needs a run over the default
+    rep = bm.report(ds, sections=[sec], bayes="full", random_seed=1,
+                    progress=False)
+    assert seen["bayes"] == "full"
+    assert MIN_RESAMPLES <= seen["resampling"].n_resamples < 1000
+    assert f"budget {BAYES_BUDGET:.0f} s" in rep.budget_line
+    assert "Bayesian models' sampling (not in the estimate)" in rep.budget_line
+    # --budget 0 still runs everything, and bayes="off" keeps its 2-minute default
+    bm.report(ds, sections=[sec], bayes="full", random_seed=1, budget=0,
+              progress=False)
+    assert seen["resampling"].n_resamples == 1000
+    rep = bm.report(ds, sections=[sec], random_seed=1, progress=False)
+    assert f"budget {DEFAULT_BUDGET:.0f} s" in rep.budget_line
+    assert "not in the estimate" not in rep.budget_line
 
 def test_a_2000_metric_file_is_refused_before_computing(tmp_path, capsys):
     """Must show (issue 21): `bayesmeta report` on a 2,000-metric file refuses with the

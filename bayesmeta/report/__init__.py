@@ -16,7 +16,7 @@ from typing import Any
 import xarray as xr
 
 from bayesmeta.options import ResamplingOptions
-from bayesmeta.report._budget import DEFAULT_BUDGET, plan
+from bayesmeta.report._budget import default_budget, plan
 from bayesmeta.report._core import (
     BAYES_MODES,
     Context,
@@ -106,14 +106,15 @@ def report(
         inside long sections, and the cost estimate before the work (default: when someone
         is watching: stderr is a terminal or the code runs in a notebook). False: silent.
     budget : float, optional
-        Seconds the report may take (default 120 with ``bayes="off"``, none otherwise; 0:
-        no limit). Before computing, the report estimates each section's time from the
-        data's sizes; over budget, it lowers the resamples and permutations it chose by
-        default (down to 100; then without the pairwise permutation tests), saying on the
-        page what it reduced, and refuses with the reason (``ValueError``) when even that
-        does not fit or when the resamples were given (it never lowers a choice made).
-        The Bayesian models' MCMC is not in the estimate (the metric-validity section's
-        modular step is, with ``bayes="full"``).
+        Seconds the report's estimated work may take (default 120 with ``bayes="off"``,
+        300 with ``"fast"`` or ``"full"``; 0: no limit). Before computing, the report
+        estimates each section's time from the data's sizes; over budget, it lowers the
+        resamples and permutations it chose by default (down to 100; then without the
+        pairwise permutation tests), saying on the page what it reduced, and refuses with
+        the reason (``ValueError``) when even that does not fit or when the resamples were
+        given (it never lowers a choice made). The Bayesian models' MCMC is not in the
+        estimate and comes on top of the budget (the metric-validity section's modular
+        step is in it, with ``bayes="full"``).
     loo : bool, optional
         With ``bayes="full"``: also fit one general factor and compare it with the trait
         factors by LOO in the CFA section (a second Bayesian CFA, as long as the first;
@@ -196,7 +197,7 @@ def report(
         raise ValueError(f"budget must be a number of seconds >= 0 (0: no limit), got "
                          f"{budget!r}.")
     if budget is None:
-        budget = DEFAULT_BUDGET if bayes == "off" else 0.0
+        budget = default_budget(bayes)
     resamples_given = isinstance(resampling, ResamplingOptions) or (
         isinstance(resampling, Mapping) and "n_resamples" in resampling)
     the_plan = plan(data, chosen, [s.key for s in chosen_sections],

@@ -32,10 +32,16 @@ from dataclasses import dataclass, field
 
 import xarray as xr
 
-__all__ = ["DEFAULT_BUDGET", "MIN_RESAMPLES", "Plan", "estimate", "plan"]
+__all__ = ["BAYES_BUDGET", "DEFAULT_BUDGET", "MIN_RESAMPLES", "Plan", "default_budget",
+           "estimate", "plan"]
 
 #: Default budget (seconds) of a report with ``bayes="off"``.
 DEFAULT_BUDGET = 120.0
+#: Default budget (seconds) of the estimated (resampling) work of a report with
+#: ``bayes="fast"`` or ``"full"``; the MCMC comes on top. Without it a full SummEval report
+#: ran 1,000 permutations for each of its 903 metric pairs: 1,827 s of discriminative power
+#: beside 2,067 s of MCMC (issue 19, ``benchmarks/results/report_full.jsonl``, load 6.5).
+BAYES_BUDGET = 300.0
 #: The fewest resamples (and permutations) the budget may reduce to.
 MIN_RESAMPLES = 100
 #: Steps the budget tries, largest first (each at most the resamples asked for).
@@ -124,6 +130,8 @@ class Plan:
     reduced: list[str] = field(default_factory=list)
     #: The measures of discriminative power (``"all"``, or without the global ones).
     dp_measures: str | tuple[str, ...] = "all"
+    #: The run fits Bayesian models, whose sampling is not in the estimate.
+    mcmc: bool = False
 
     def line(self) -> str:
         """The estimate as one line (printed before the work and on the page)."""
@@ -132,7 +140,15 @@ class Plan:
         budget = "no budget" if not self.budget else f"budget {self.budget:.0f} s"
         return (f"estimated {self.seconds:.0f} s ({budget}; {self.n_resamples} resamples"
                 + (f", {self.n_permutations} permutations" if self.permutations else
-                   ", no permutation tests") + (f"; longest: {parts}" if parts else "") + ")")
+                   ", no permutation tests") + (f"; longest: {parts}" if parts else "") + ")"
+                + (", plus the Bayesian models' sampling (not in the estimate)"
+                   if self.mcmc else ""))
+
+
+def default_budget(bayes: str) -> float:
+    """The budget when none is given: :data:`DEFAULT_BUDGET` with ``bayes="off"``, else
+    :data:`BAYES_BUDGET` for the resampling (the MCMC is not estimated)."""
+    return DEFAULT_BUDGET if bayes == "off" else BAYES_BUDGET
 
 
 def _sizes(data: xr.Dataset) -> tuple[int, int, int]:
@@ -204,7 +220,17 @@ def plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
     with the reason before anything is computed.
 
     ``resamples_given``: the user chose the resamples, which the budget then never lowers
-    (it refuses instead, naming the choice)."""
+    (it refuses instead, naming the choice). With ``bayes`` other than ``"off"`` the plan
+    says that the models' sampling is not in the estimate."""
+    out = _plan(data, traits, keys, n_resamples=n_resamples, n_permutations=n_permutations,
+                budget=budget, resamples_given=resamples_given, bayes=bayes)
+    out.mcmc = bayes != "off"
+    return out
+
+
+def _plan(data: xr.Dataset, traits: Sequence[str], keys: Sequence[str], *,
+          n_resamples: int, n_permutations: int, budget: float | None,
+          resamples_given: bool, bayes: str) -> Plan:
     budget = float(budget) if budget else None
     per, mem = estimate(data, traits, keys, n_resamples=n_resamples,
                         n_permutations=n_permutations, bayes=bayes)
