@@ -10,11 +10,13 @@ compiled once.
 
     python benchmarks/rater_recovery.py [--datasets 20] [--systems 10] [--items 40]
                                         [--seed 100] [--mass-matrix low_rank]
-                                        [--defaults] [--parameterisation NAME]
+                                        [--defaults [--sampling JSON]]
+                                        [--parameterisation NAME]
                                         [--out rows.csv] [--jsonl results.jsonl]
 
 ``--defaults`` fits with the model's default sampler settings (what a user gets) instead of
-``--chains`` x ``--draws``; ``--jsonl`` appends one JSON line per dataset (diagnostics,
+``--chains`` x ``--draws`` (``--sampling '{"tune": 500}'`` changes one of them);
+``--jsonl`` appends one JSON line per dataset (diagnostics,
 divergences, seconds with the load average, coverage per quantity) as the fits come.
 """
 
@@ -50,6 +52,9 @@ def main() -> None:
     ap.add_argument("--mass-matrix", choices=["diag", "low_rank"], default="diag")
     ap.add_argument("--defaults", action="store_true",
                     help="the model's default sampler settings (ignores --chains etc.)")
+    ap.add_argument("--sampling", type=json.loads, default=None, metavar="JSON",
+                    help="with --defaults: sampling= settings changed from the defaults, "
+                         "e.g. '{\"tune\": 500}'")
     ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERIZATION)
     ap.add_argument("--out", help="also write one row per true value to this CSV")
     ap.add_argument("--jsonl", help="append one JSON line per fitted dataset to this file")
@@ -60,7 +65,7 @@ def main() -> None:
         seed = args.seed + k
         ds = simulate_rater(seed, n_systems=args.systems, n_items=args.items,
                             traits=("COH", "CON"))
-        sampling = None if args.defaults else {
+        sampling = (args.sampling or None) if args.defaults else {
             "chains": args.chains, "draws": args.draws, "tune": args.tune,
             "mass_matrix": args.mass_matrix}
         load_start = [round(x, 2) for x in os.getloadavg()]
@@ -92,6 +97,7 @@ def main() -> None:
                 "parameterisation": args.parameterisation,
                 "chains": post.attrs.get("chains"), "draws": post.attrs.get("draws"),
                 "tune": post.attrs.get("tune"), "ci_prob": args.ci_prob,
+                "stop_reason": post.attrs.get("stop_reason"),
                 "max_r_hat": round(rhat[-1], 4),
                 "min_ess_bulk": round(float(tab["ess_bulk"].min()), 0),
                 "min_ess_tail": round(float(tab["ess_tail"].min()), 0),

@@ -11,6 +11,12 @@ Run (many cores: ``--workers`` processes x 2 chains each)::
 
     python benchmarks/recovery_ordinal_cfa.py --datasets 100 --workers 8 --out /tmp/rec
 
+Through the public function instead (``bm.cfa`` with its defaults: the augmented model, 4
+chains, sampling until the targets are met; ``--defaults '{"tune": 200}'`` changes one
+setting)::
+
+    python benchmarks/recovery_ordinal_cfa.py --datasets 10 --defaults '{}' --out /tmp/rec
+
 Rows are appended per dataset to ``partial_<worker>.csv`` under ``--out``; ``--summarize``
 prints the summary of a stopped run's rows.
 
@@ -60,6 +66,23 @@ def refit_intervals(model, design, *, seed: int, tune: int, draws: int) -> tuple
     return idata, out
 
 
+def public_intervals(ds, *, seed: int, sampling: dict) -> tuple:
+    """Fit ``bm.cfa(SYNTAX, ds, estimator="bayes")`` with its defaults (``sampling``: the
+    settings changed, e.g. ``{"tune": 200}``); returns what :func:`refit_intervals` does."""
+    import bayesmeta as bm
+    from bayesmeta.summaries import summarize
+
+    res = bm.cfa(SYNTAX, ds, estimator="bayes", random_seed=seed, sampling=sampling or None,
+                 progress=False)
+    post = res.idata.posterior
+    out = {}
+    for n in PARAMS:
+        s = summarize(post[n], ci_prob=0.94)
+        out[n] = (s["mean"].values, s["interval"].sel(ci_bound="lower").values,
+                  s["interval"].sel(ci_bound="upper").values)
+    return res.idata, out
+
+
 def _simulate(seed: int, n_systems: int, n_items: int):
     from bayesmeta.simulate import simulate_summeval
 
@@ -77,13 +100,17 @@ def _worker(job: dict) -> list[dict]:
     model = None
     for seed in job["seeds"]:
         ds = _simulate(seed, job["n_systems"], job["n_items"])
-        _, _, design = setup(SYNTAX, ds)
-        if model is None:
-            model = build_model(design, data_containers=True, store_scores=False)
         t0 = time.perf_counter()
-        idata, intervals = refit_intervals(model, design, seed=seed, tune=job["tune"],
-                                           draws=job["draws"])
+        if job.get("defaults") is not None:  # the public function, its defaults
+            idata, intervals = public_intervals(ds, seed=seed, sampling=job["defaults"])
+        else:
+            _, _, design = setup(SYNTAX, ds)
+            if model is None:
+                model = build_model(design, data_containers=True, store_scores=False)
+            idata, intervals = refit_intervals(model, design, seed=seed, tune=job["tune"],
+                                               draws=job["draws"])
         elapsed = time.perf_counter() - t0
+        attrs = idata.posterior.attrs
         diag = diagnose(idata.posterior[list(PARAMS)])
         div = int(idata.sample_stats["diverging"].sum())
         truth = {
@@ -105,7 +132,10 @@ def _worker(job: dict) -> list[dict]:
                              "hdi_low": float(lo[idx]), "hdi_high": float(hi[idx]),
                              "covered": bool(lo[idx] <= tr[idx] <= hi[idx]),
                              "r_hat": float(rh[idx]), "ess_bulk": float(eb[idx]),
-                             "divergences": div, "seconds": elapsed})
+                             "divergences": div, "seconds": elapsed,
+                             "draws": int(attrs.get("draws", idata.posterior.sizes["draw"])),
+                             "tune": int(attrs.get("tune", job["tune"])),
+                             "chains": int(idata.posterior.sizes["chain"])})
         if job.get("partial"):  # one file per worker, appended per dataset: a stopped run
             path = Path(job["partial"])  # keeps what it finished (see --summarize)
             part = pd.DataFrame([r for r in rows if r["seed"] == seed])
@@ -122,6 +152,9 @@ def main() -> None:
     ap.add_argument("--tune", type=int, default=500)
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--first-seed", type=int, default=1000)
+    ap.add_argument("--defaults", type=json.loads, default=None, metavar="JSON",
+                    help="fit through bm.cfa with its defaults and these sampling= settings "
+                         "('{}': the defaults as they are); --tune/--draws then unused")
     ap.add_argument("--out", default="")
     ap.add_argument("--summarize", action="store_true",
                     help="only summarise the partial rows already written under --out")
@@ -141,7 +174,7 @@ def main() -> None:
     seeds = list(range(args.first_seed, args.first_seed + args.datasets))
     chunks = [seeds[k::args.workers] for k in range(args.workers)]
     jobs = [{"seeds": c, "n_systems": args.n_systems, "n_items": args.n_items,
-             "tune": args.tune, "draws": args.draws,
+             "tune": args.tune, "draws": args.draws, "defaults": args.defaults,
              "partial": str(out / f"partial_{k}.csv") if out else None}
             for k, c in enumerate(chunks) if c]
     t0 = time.perf_counter()
@@ -173,6 +206,8 @@ def summarize(df: pd.DataFrame) -> dict:
     summary["median_min_ess_bulk"] = float(df.groupby("seed")["ess_bulk"].min().median())
     summary["divergent_datasets"] = int((df.groupby("seed")["divergences"].max() > 0).sum())
     summary["median_seconds_per_fit"] = float(df.groupby("seed")["seconds"].first().median())
+    if "draws" in df:
+        summary["draws_per_chain"] = sorted(int(x) for x in df.groupby("seed")["draws"].first())
     return summary
 
 

@@ -450,13 +450,14 @@ def test_sampler_options_and_drawn_seed(monkeypatch):
     with pytest.raises(Stop):
         bm.cfa(SYNTAX4, ds, estimator="bayes")
     o = seen[-1]["options"]
-    assert (o.chains, o.tune, o.draws, o.fast) == (4, 400, 500, False)
+    assert (o.chains, o.tune, o.draws, o.fast) == (4, 200, 500, False)
     assert isinstance(seen[-1]["random_seed"], int)
     assert seen[-1]["attrs"]["data_hash"] == bm.results.data_hash(ds)
     with pytest.raises(Stop):
         bm.cfa(SYNTAX4, ds, estimator="bayes", sampling="fast", random_seed=9, progress=False)
     o = seen[-1]["options"]
-    assert (o.chains, o.tune, o.draws, o.fast) == (2, 300, 300, True)
+    # fast mode caps the model's settings (tune: the model's 200 is under the cap of 300)
+    assert (o.chains, o.tune, o.draws, o.fast) == (2, 200, 300, True)
     assert seen[-1]["random_seed"] == 9 and seen[-1]["progress"] is False
     with pytest.raises(Stop):
         bm.cfa(SYNTAX4, ds, estimator="bayes", sampling={"chains": 2, "draws": 50})
