@@ -59,6 +59,9 @@ def main() -> None:
     ap.add_argument("--out", help="also write one row per true value to this CSV")
     ap.add_argument("--jsonl", help="append one JSON line per fitted dataset to this file")
     args = ap.parse_args()
+    if args.sampling is not None and not args.defaults:
+        ap.error("--sampling changes the model's defaults: it needs --defaults (without it "
+                 "--chains, --draws, --tune and --mass-matrix set the sampler)")
 
     rows, times, rhat = [], [], []
     for k in range(args.datasets):

@@ -52,35 +52,34 @@ def refit_intervals(model, design, *, seed: int, tune: int, draws: int) -> tuple
     :data:`PARAMS`, 94% HDIs from :func:`bayesmeta.summaries.summarize` (also used by
     ``skew_recovery_ordinal_cfa.py``)."""
     from bayesmeta.sampling import sample
-    from bayesmeta.summaries import summarize
 
     idata = sample(model, {"chains": 2, "cores": 2, "tune": tune, "draws": draws},
                    data={"obs_row": design.row, "obs_ind": design.ind, "obs_cat": design.cat},
                    random_seed=seed)
-    post = idata.posterior
-    out = {}
-    for n in PARAMS:
-        s = summarize(post[n], ci_prob=0.94)
-        out[n] = (s["mean"].values, s["interval"].sel(ci_bound="lower").values,
-                  s["interval"].sel(ci_bound="upper").values)
-    return idata, out
+    return idata, _intervals(idata.posterior)
 
 
 def public_intervals(ds, *, seed: int, sampling: dict) -> tuple:
     """Fit ``bm.cfa(SYNTAX, ds, estimator="bayes")`` with its defaults (``sampling``: the
     settings changed, e.g. ``{"tune": 200}``); returns what :func:`refit_intervals` does."""
     import bayesmeta as bm
-    from bayesmeta.summaries import summarize
 
     res = bm.cfa(SYNTAX, ds, estimator="bayes", random_seed=seed, sampling=sampling or None,
                  progress=False)
-    post = res.idata.posterior
+    return res.idata, _intervals(res.idata.posterior)
+
+
+def _intervals(post) -> dict:
+    """``{name: (mean, hdi_low, hdi_high)}`` of :data:`PARAMS` in a posterior, 94% HDIs from
+    :func:`bayesmeta.summaries.summarize`."""
+    from bayesmeta.summaries import summarize
+
     out = {}
     for n in PARAMS:
         s = summarize(post[n], ci_prob=0.94)
         out[n] = (s["mean"].values, s["interval"].sel(ci_bound="lower").values,
                   s["interval"].sel(ci_bound="upper").values)
-    return res.idata, out
+    return out
 
 
 def _simulate(seed: int, n_systems: int, n_items: int):
