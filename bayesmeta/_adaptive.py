@@ -2,11 +2,14 @@
 reported quantities meet the R-hat and ESS targets, in checks at fixed draw counts.
 
 :class:`AdaptiveRun` starts nutpie once in the background with ``max_draws`` draws per
-chain and pauses it at the first check where the targets are met; it can then be resumed to
-a longer common length (:meth:`AdaptiveRun.extend`), so that several models sampled one
-after the other (the rater model's traits) stop at the same draw count without thinning any
-of them. Checks fall at ``draws`` draws per chain, then every ``check_every`` draws or 10%
-more draws, whichever is more: the same seed gives the same draws and the same stop.
+chain and pauses it at the first check where the targets are met. Several models sampled
+one after the other (the rater model's traits) must keep the same number of draws: a run
+that met its targets later than the others is thinned to the shortest length, with the
+targets re-checked on the thinned trace (:meth:`AdaptiveRun.thin_to`, sampling on where
+they fail), or, where that cannot be done, the others are resumed to its length
+(:meth:`AdaptiveRun.extend`). Checks fall at ``draws`` draws per chain, then every
+``check_every`` draws or 10% more draws, whichever is more: the same seed gives the same
+draws and the same stop.
 
 nutpie, ArviZ and pyarrow are imported inside the functions, never at import time.
 """
@@ -56,8 +59,9 @@ def targets_met(idata: Any, reported: Reported, opts: SamplerOptions
     return bool(ok), float(rhat), float(bulk), float(tail)
 
 
-def _chain_counts(raw: Any) -> tuple[list[int], list[int], Any]:
-    """Per chain: finished tuning draws and posterior draws of a raw nutpie trace."""
+def _chain_counts(raw: Any) -> tuple[list[int], list[int], Any, Any]:
+    """Per chain: finished tuning draws and posterior draws of a raw nutpie trace, and the
+    draws and sampler statistics so far."""
     draws, stats = raw.get_arrow_trace()
     tuned, kept = [], []
     for d, st in zip(draws, stats, strict=True):
@@ -65,7 +69,27 @@ def _chain_counts(raw: Any) -> tuple[list[int], list[int], Any]:
             if d.num_rows else 0
         tuned.append(n_tune)
         kept.append(int(d.num_rows) - n_tune)
-    return tuned, kept, draws
+    return tuned, kept, draws, stats
+
+
+def thin_index(n: int, keep: int) -> np.ndarray:
+    """``keep`` evenly spaced positions out of ``n`` draws, the first and the last
+    included (``keep <= n``): how a run that met its targets at ``n`` draws per chain is
+    thinned to the common length of runs sampled together."""
+    if not 1 <= keep <= n:
+        raise ValueError(f"cannot keep {keep} of {n} draws")
+    return np.round(np.linspace(0, n - 1, keep)).astype(int)
+
+
+def _thinned(idata: Any, n: int, keep: int) -> Any:
+    """The first ``n`` draws of every group of ``idata`` thinned to ``keep`` (the draw
+    coordinate renumbered 0..keep-1)."""
+    idx = thin_index(n, keep)
+    for group in ("posterior", "sample_stats"):
+        if group in idata.groups():
+            ds = getattr(idata, group).isel(draw=idx)
+            setattr(idata, group, ds.assign_coords(draw=np.arange(keep)))
+    return idata
 
 
 def _partial_idata(draw_batches: Sequence[Any], tuned: Sequence[int], n: int,
@@ -125,6 +149,9 @@ class AdaptiveRun:
         self.checkpoint = int(opts.draws)
         self.worst: tuple[float, float, float] = (np.nan, np.nan, np.nan)
         self.stop, self.used = "max_draws", int(opts.max_draws)
+        self.keep: int | None = None  # draws kept per chain when thinned (thin_to)
+        self.sampled: int | None = None  # draws per chain sampled before thinning
+        self._upto = int(opts.max_draws)  # the last check of the current run() call
         self.finished = False
         self._active = 0.0           # seconds the chains ran (not paused)
         self._t_warm: float | None = None  # active seconds at the end of warm-up
@@ -144,7 +171,7 @@ class AdaptiveRun:
         """Tuning and kept draws per chain, the draws so far, the kept draws of the slowest
         chain and its total draws (warm-up included); updates the draw rate."""
         self.finished = _is_finished(self.sampler)
-        tuned, kept, batches = _chain_counts(self.sampler._sampler.inspect())
+        tuned, kept, batches, _ = _chain_counts(self.sampler._sampler.inspect())
         started = len(kept) == self.opts.chains
         reached = min(kept) if started else 0
         done = min(t + k for t, k in zip(tuned, kept, strict=True)) if started else 0
@@ -177,13 +204,20 @@ class AdaptiveRun:
 
     # --------------------------------------------------------------- running
     def _next(self, checkpoint: int) -> int:
-        return min(checkpoint + max(self.block, checkpoint // 10), int(self.opts.max_draws))
+        return min(checkpoint + max(self.block, checkpoint // 10), int(self.opts.max_draws),
+                   self._upto)
 
-    def run(self, at_least: int = 0) -> int:
+    def run(self, at_least: int = 0, upto: int | None = None) -> int:
         """Sample until the first check at or after ``at_least`` draws per chain where the
-        targets are met (or a cap), then pause. Returns the draws per chain to keep."""
+        targets are met (or a cap), then pause. Returns the draws per chain to keep.
+
+        ``upto`` (below ``max_draws``) makes the check at ``upto`` draws the last one: if
+        it fails too, the run pauses there with the stop reason ``"upto"``, which is for
+        :meth:`thin_to` only (it never reaches a trace)."""
         opts = self.opts
-        while self.checkpoint < min(at_least, opts.max_draws):
+        self._upto = int(opts.max_draws) if upto is None else min(int(upto),
+                                                                  int(opts.max_draws))
+        while self.checkpoint < min(at_least, self._upto):
             self.checkpoint = self._next(self.checkpoint)
         try:
             while True:
@@ -192,6 +226,8 @@ class AdaptiveRun:
                        and not self._overtime()):
                     part = _partial_idata(batches, tuned, self.checkpoint,
                                           self.compiled.coords)
+                    if self.keep is not None and self.keep < self.checkpoint:
+                        part = _thinned(part, self.checkpoint, self.keep)
                     ok, *worst = targets_met(part, self.reported, opts)
                     self.worst = tuple(worst)
                     if ok:
@@ -201,8 +237,12 @@ class AdaptiveRun:
                             and self.projected() > EARLY_STOP_FACTOR * opts.max_draws):
                         self.stop, self.used = "projected_beyond_cap", self.checkpoint
                         break
+                    if self.checkpoint >= self._upto:
+                        self.stop, self.used = "upto", self.checkpoint
+                        break
                     self.checkpoint = self._next(self.checkpoint)
-                if self.stop in ("targets_met", "projected_beyond_cap") or self.finished:
+                if self.stop in ("targets_met", "projected_beyond_cap", "upto") \
+                        or self.finished:
                     break
                 if self._overtime():
                     self.stop, self.used = "max_seconds", reached
@@ -221,6 +261,35 @@ class AdaptiveRun:
         if not np.isfinite(ess) or ess <= 0:
             return float("inf")
         return self.checkpoint * self.opts.target_ess / ess
+
+    def thin_to(self, n: int, upto: int) -> bool:
+        """Keep ``n`` evenly spaced draws per chain of a run that met its targets at more
+        (:func:`thin_index`): the targets are re-checked on the thinned trace, and while
+        they fail the run samples on to its next check, at most to ``upto`` draws per chain.
+        Returns whether the thinned trace meets them with no divergent transition among the
+        draws left out (so that the kept trace shows every divergence). If not, the run is
+        left unthinned, met at the length it reached, for the others to be resumed to."""
+        if self.stop != "targets_met" or self.used <= n:
+            return True
+        self.keep, met = int(n), self.used
+        self.checkpoint, self.stop = met, "max_draws"
+        self._resume()
+        self.run(upto=max(met, upto))
+        if self.stop == "targets_met" and not self._divergent_left_out():
+            return True
+        self.keep = None
+        self.stop, self.used = "targets_met", met
+        return False
+
+    def _divergent_left_out(self) -> bool:
+        """Whether a draw that thinning to ``keep`` leaves out was divergent."""
+        tuned, _kept, _draws, stats = _chain_counts(self.sampler._sampler.inspect())
+        out = np.setdiff1d(np.arange(self.used), thin_index(self.used, int(self.keep)))
+        for c, st in enumerate(stats):
+            div = np.asarray(st.column("diverging").to_numpy(), dtype=bool)
+            if div[tuned[c]:tuned[c] + self.used][out].any():
+                return True
+        return False
 
     def extend(self, n: int) -> int:
         """Resume a paused run until every chain has ``n`` draws (or the run's cap), then
@@ -262,6 +331,10 @@ class AdaptiveRun:
                 setattr(idata, group, getattr(idata, group).isel(keep))
         for group in [g for g in idata.groups() if g.startswith("warmup")]:
             delattr(idata, group)
+        self.sampled = self.used
+        if self.keep is not None and self.keep < self.used:
+            idata = _thinned(idata, self.used, self.keep)
+            self.used = self.keep
         ok = self.stop == "targets_met"
         if not ok:
             ok, *worst = targets_met(idata, self.reported, opts)

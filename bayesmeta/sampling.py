@@ -455,11 +455,18 @@ def sample_together(
     """Sample several models one after the other (the rater model's traits), each until its
     reported quantities meet the targets, and keep the **same number of draws** in all.
 
-    With the adaptive length, model *k* is checked only from the longest length any model
-    before it needed, and a model that met its targets sooner is paused (not stopped) and
-    resumed to the common length at the end, so no trace is thinned or cut to fit the
-    others: every model keeps at least the draws its own check asked for. Each trace
-    records ``draws`` (the common length) and ``draws_met`` (where its own targets were met).
+    With the adaptive length, each model is sampled until its own targets are met. The
+    common length is the shortest of these: a model that needed more draws is **thinned**
+    to it (evenly spaced draws, :func:`bayesmeta._adaptive.thin_index`), and the targets
+    are checked again on the thinned trace, sampling on to the next check while they fail
+    (at most to twice the draws it first needed). Thinning a trace whose worst quantities
+    have an autocorrelation time longer than the thinning step costs them little ESS, so
+    the slow model's check passes on the thinned trace, and the quick models are not
+    sampled on to the slow one's length. Where that fails (the re-check does not pass by
+    then, a draw left out diverged, or a model did not meet its targets at all) nothing is
+    thinned: every model is resumed to the longest length, as before thinning was used.
+    Each trace records ``draws`` (the common length), ``draws_met`` (where its own targets
+    were met) and ``draws_sampled`` (the draws per chain sampled before thinning).
     Without the adaptive length (fast mode, ``adaptive=False``, PyMC) each model takes
     exactly ``draws`` draws, as in :func:`sample`.
 
@@ -493,19 +500,12 @@ def sample_together(
                 compiled, t_compile = _compiled_nutpie(m, var_names, opts.backend)
                 if d:
                     compiled = compiled.with_data(**d)
-                at_least = max((x.used for x, _ in runs), default=0)
                 run = AdaptiveRun(compiled, opts, _nutpie_kwargs(opts, int(s),
                                                                  bool(progress)), r)
                 runs.append((run, t_compile))
-                run.run(at_least=at_least)
+                run.run()
             met = [run.used for run, _ in runs]
-            common = max(met)
-            for run, _ in runs:
-                run.extend(common)
-            common = min(run.used for run, _ in runs)  # a run stopped by max_seconds
-            for run, _ in runs:
-                if run.used > common:
-                    run.used, run.stop = common, "max_seconds"
+            _align(runs=[run for run, _ in runs])
             out = []
             for (run, t_compile), s, n_met in zip(runs, random_seed, met, strict=True):
                 idata, stop, timing = run.finish(stacklevel=5)
@@ -513,12 +513,32 @@ def sample_together(
                            "seconds_postprocess": 0.0}
                 out.append(_finalise(idata, opts, seed=int(s), adaptive=True,
                                      stop_reason=stop, seconds=seconds,
-                                     attrs={**(attrs or {}), "draws_met": int(n_met)}))
+                                     attrs={**(attrs or {}), "draws_met": int(n_met),
+                                            "draws_sampled": int(run.sampled or run.used)}))
         except BaseException:
             for run, _ in runs:
                 run.sampler.cancel()
             raise
     return out
+
+
+def _align(runs: Sequence[AdaptiveRun]) -> None:
+    """Bring paused runs to one draw length: thin the longer ones to the shortest (each
+    re-checked, at most to twice its own length) or, if any cannot be, resume all to the
+    longest unthinned; then cut all to the shortest of a run stopped by ``max_seconds``."""
+    met_all = all(run.stop == "targets_met" for run in runs)
+    shortest = min(run.used for run in runs)
+    if met_all and all(run.thin_to(shortest, upto=2 * run.used) for run in runs):
+        return
+    for run in runs:
+        run.keep = None
+    common = max(run.used for run in runs)
+    for run in runs:
+        run.extend(common)
+    common = min(run.used for run in runs)  # a run stopped by max_seconds
+    for run in runs:
+        if run.used > common:
+            run.used, run.stop = common, "max_seconds"
 
 
 def _nutpie_kwargs(opts: SamplerOptions, seed: int, progress: bool) -> dict[str, Any]:

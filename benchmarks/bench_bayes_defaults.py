@@ -114,8 +114,10 @@ def record(function: str, res, seed: int, seconds: float, load_start: list[float
         "chains": attrs.get("chains"), "draws": attrs.get("draws"),
         "tune": attrs.get("tune"), "stop_reason": attrs.get("stop_reason"),
         "mass_matrix": attrs.get("mass_matrix"),
-        # the rater model's traits: where each met its targets (all keep the longest)
+        # the rater model's traits: where each met its targets, and the draws sampled
+        # before the longer ones were thinned to the common length (since stop 38)
         "draws_met_by_trait": attrs.get("draws_met_by_trait"),
+        "draws_sampled_by_trait": attrs.get("draws_sampled_by_trait"),
         "phases": {k[len("seconds_"):]: attrs[k] for k in attrs if k.startswith("seconds_")},
         "seconds": round(seconds, 1), "load_start": load_start, "load_end": _load(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),

@@ -378,11 +378,15 @@ def sticky():
     return m
 
 
-def test_models_sampled_together_share_one_length_without_thinning(toy, sticky):
-    """A model that met its targets sooner is resumed to the common length: its draws are
-    the first draws of the same seed's longer run (nothing thinned), and the longer model
-    is the one that set the length."""
+def test_models_sampled_together_are_thinned_to_the_shortest_length_and_rechecked(toy,
+                                                                                  sticky):
+    """Each model samples to its own targets; the one that needed more draws is thinned to
+    the shorter one's length (evenly spaced draws of the same seed's run), and its thinned
+    trace meets the targets again, so the quick model is not sampled on to the slow one's
+    length."""
+    from bayesmeta._adaptive import thin_index
     from bayesmeta.sampling import sample_together
+    from bayesmeta.summaries import diagnose
 
     opts = {**_ADAPT, "max_draws": 5000}
     fast_alone = sample(toy, opts, random_seed=3, reported=["mu"])
@@ -393,20 +397,79 @@ def test_models_sampled_together_share_one_length_without_thinning(toy, sticky):
     a, b = sample_together([toy, sticky], opts, random_seed=[3, 4],
                            reported=[["mu"], ["z"]])
     n = a.posterior.sizes["draw"]
-    assert n == b.posterior.sizes["draw"] == met_slow
-    assert a.posterior.attrs["draws_met"] == met_fast
+    assert n == b.posterior.sizes["draw"] == b.sample_stats.sizes["draw"] == met_fast
+    assert a.posterior.attrs["draws_met"] == a.posterior.attrs["draws_sampled"] == met_fast
     assert b.posterior.attrs["draws_met"] == met_slow
+    sampled = b.posterior.attrs["draws_sampled"]
+    assert met_slow <= sampled <= 2 * met_slow
     assert a.posterior.attrs["stop_reason"] == b.posterior.attrs["stop_reason"] == \
         "targets_met"
-    assert a.sample_stats.sizes["draw"] == n
-    # the first met_fast draws are the draws of the run alone; the rest continue the chain
-    np.testing.assert_array_equal(a.posterior["mu"].values[:, :met_fast],
-                                  fast_alone.posterior["mu"].values)
-    np.testing.assert_array_equal(b.posterior["z"].values, slow_alone.posterior["z"].values)
+    np.testing.assert_array_equal(a.posterior["mu"].values, fast_alone.posterior["mu"].values)
+    # the slow model's draws: evenly spaced draws of the same seed's run, first and last in
+    slow_run = sample(sticky, {**opts, "adaptive": False, "draws": sampled}, random_seed=4)
+    np.testing.assert_array_equal(
+        b.posterior["z"].values, slow_run.posterior["z"].values[:, thin_index(sampled, n)])
+    np.testing.assert_array_equal(b.posterior["draw"].values, np.arange(n))
+    # ... and what is kept meets the targets
+    diag = diagnose(b.posterior[["z"]])
+    assert float(diag["z__r_hat"]) <= 1.01
+    assert min(float(diag["z__ess_bulk"]), float(diag["z__ess_tail"])) >= 400
     # the same call again gives the same draws
-    a2, _ = sample_together([toy, sticky], opts, random_seed=[3, 4],
-                            reported=[["mu"], ["z"]])
-    np.testing.assert_array_equal(a2.posterior["mu"].values, a.posterior["mu"].values)
+    _a2, b2 = sample_together([toy, sticky], opts, random_seed=[3, 4],
+                              reported=[["mu"], ["z"]])
+    np.testing.assert_array_equal(b2.posterior["z"].values, b.posterior["z"].values)
+
+
+def test_thin_index_keeps_evenly_spaced_draws_with_both_ends():
+    from bayesmeta._adaptive import thin_index
+
+    np.testing.assert_array_equal(thin_index(10, 4), [0, 3, 6, 9])
+    np.testing.assert_array_equal(thin_index(7, 7), np.arange(7))
+    idx = thin_index(2000, 1200)
+    assert len(np.unique(idx)) == 1200 and idx[0] == 0 and idx[-1] == 1999
+    assert set(np.diff(idx)) == {1, 2}
+    with pytest.raises(ValueError, match="cannot keep 5 of 4 draws"):
+        thin_index(4, 5)
+
+
+class _Run:
+    """A stand-in for a paused AdaptiveRun: where it stopped, and whether thinning works."""
+
+    def __init__(self, used: int, stop: str = "targets_met", thins: bool = True) -> None:
+        self.used, self.stop, self.thins, self.keep = used, stop, thins, None
+        self.calls: list[tuple] = []
+
+    def thin_to(self, n: int, upto: int) -> bool:
+        self.calls.append(("thin_to", n, upto))
+        if self.used > n:
+            self.keep = n
+        return self.thins
+
+    def extend(self, n: int) -> int:
+        self.calls.append(("extend", n))
+        self.used = max(self.used, n)
+        return self.used
+
+
+def test_runs_that_cannot_be_thinned_are_not_thinned_and_the_others_resumed():
+    """The fallback: a run whose thinned trace fails its re-check (or that missed its
+    targets) leaves every run unthinned, resumed to the longest length."""
+    from bayesmeta.sampling import _align
+
+    ok = [_Run(600), _Run(1400), _Run(900)]
+    _align(ok)
+    assert [r.calls[0] for r in ok] == [("thin_to", 600, 1200), ("thin_to", 600, 2800),
+                                        ("thin_to", 600, 1800)]
+    assert [r.keep for r in ok] == [None, 600, 600]
+    assert not any(c[0] == "extend" for r in ok for c in r.calls)
+    failing = [_Run(600), _Run(1400, thins=False), _Run(900)]
+    _align(failing)
+    assert [r.keep for r in failing] == [None, None, None]
+    assert [r.used for r in failing] == [1400, 1400, 1400]
+    capped = [_Run(600), _Run(5000, stop="max_draws")]
+    _align(capped)
+    assert not any(c[0] == "thin_to" for r in capped for c in r.calls)
+    assert [r.used for r in capped] == [5000, 5000] and capped[1].keep is None
 
 
 def test_models_sampled_together_check_their_arguments(toy):

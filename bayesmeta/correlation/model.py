@@ -261,7 +261,7 @@ def fit_correlation_model(
                            **{p: post[p] for p in ("rho", "r_sigma", "r_mu", "r")}})
 
     # batches are one model refitted to new data; they share the draw dim, so a batch that
-    # met its targets sooner is resumed to the longest batch's length
+    # needed more draws is thinned to the shortest batch's length and re-checked there
     fits = sample_together([model] * len(starts), opts, data=data_list,
                            random_seed=[int((seed + k) % (2**31 - 1))
                                         for k in range(len(starts))],

@@ -217,8 +217,9 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
         # each trait samples until its reported (derived) quantities meet the targets
         reported.append(lambda tr, d=d: derived_quantities(tr.posterior, d)[names])
     t0 = time.perf_counter()
-    # traits are separate models sampled one after the other; they share the draw dim, so
-    # a trait that met its targets sooner is resumed to the longest length (never thinned)
+    # traits are separate models sampled one after the other, each to its own targets; they
+    # share the draw dim, so a trait that needed more draws is thinned to the shortest
+    # length and re-checked there (bayesmeta.sampling.sample_together)
     fits = _sample_together(models, options=options, data=data,
                             random_seed=[seed + k for k in range(len(parts))],
                             progress=progress, attrs=attrs, reported=reported)
@@ -232,9 +233,10 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
         stats.append(st.expand_dims(trait=d.traits) if by_trait else st)
     attrs = dict(posts[0].attrs)
     if by_trait:
-        attrs["draws_met_by_trait"] = ", ".join(
-            f"{t}: {f.posterior.attrs.get('draws_met', f.posterior.sizes['draw'])}"
-            for t, f in zip(design.traits, fits, strict=True))
+        for key in ("draws_met", "draws_sampled"):
+            attrs[f"{key}_by_trait"] = ", ".join(
+                f"{t}: {f.posterior.attrs.get(key, f.posterior.sizes['draw'])}"
+                for t, f in zip(design.traits, fits, strict=True))
         for phase in ("compile", "warmup", "sampling"):
             attrs[f"seconds_{phase}"] = float(sum(
                 float(f.posterior.attrs.get(f"seconds_{phase}", 0.0)) for f in fits))
@@ -252,6 +254,7 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
     else:
         posterior, sample_stats = posts[0], stats[0]
     attrs.pop("draws_met", None)
+    attrs.pop("draws_sampled", None)
     attrs["draws"] = int(posterior.sizes["draw"])
     attrs["seconds"] = f"{seconds:.0f}"
     posterior.attrs, sample_stats.attrs = attrs, attrs
@@ -446,7 +449,13 @@ def rater_bias(
         "time": f"{seconds:.0f} s (build, compile, sample)" + (
             f"; draws at which each trait met the targets: "
             f"{idata.posterior.attrs['draws_met_by_trait']}"
-            if "draws_met_by_trait" in idata.posterior.attrs else ""),
+            if "draws_met_by_trait" in idata.posterior.attrs else "") + (
+            f"; draws sampled before thinning to {idata.posterior.attrs['draws']}: "
+            f"{idata.posterior.attrs['draws_sampled_by_trait']}"
+            if "draws_sampled_by_trait" in idata.posterior.attrs
+            and any(int(x.split(": ")[1]) != int(idata.posterior.attrs["draws"]) for x in
+                    str(idata.posterior.attrs["draws_sampled_by_trait"]).split(", "))
+            else ""),
     }
     notes = list(report.messages)
     notes.append("p_harsher (in details()): posterior probability that the rater's threshold "
