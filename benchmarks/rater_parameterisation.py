@@ -2,7 +2,7 @@
 the defaults: what was tried").
 
 Fits ``bm.rater_bias`` with one parameterisation (``--parameterisation``, a name in
-``bayesmeta.raters._model_build.PARAMETERISATIONS``) and sampler settings (``--sampling``,
+``bayesmeta.raters._model_build.PARAMETERIZATIONS``) and sampler settings (``--sampling``,
 a JSON dict of ``SamplerOptions`` fields; default: the model's defaults) to SummEval
 (``--data summeval``) or to a simulated dataset of the recovery study's shape
 (``--data sim``: 10 systems x 40 items x 3 raters x 2 traits, ``simulate_rater(seed)``),
@@ -11,8 +11,7 @@ for each ``--seeds``, and appends one JSON line per fit to ``--out``:
 * over the rows of ``summary()`` (the reported parameters): ``max_r_hat``,
   ``min_ess_bulk``, ``min_ess_tail`` and the rows that attain them, ``meets_targets``
   (R-hat <= 1.01, both ESS >= 400, no divergence);
-* ``divergences`` per trait, ``max_treedepth_hits``, ``mean_tree_size`` (leapfrog steps
-  per draw) per trait;
+* ``divergences_by_trait`` and ``max_treedepth_hits`` (all traits);
 * ``raw``: per trait, the worst bulk ESS and R-hat of each model parameter (which block
   mixes slowly), the diagnosis;
 * ``seconds`` (wall, including compilation), ``seconds_by_trait``, ``load_start`` /

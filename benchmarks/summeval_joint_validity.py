@@ -10,7 +10,7 @@ fluency and on relevance is at least its coefficient on coherence; that SummaQA 
 to consistency (``claims={"SummaQA": "con"}``): P(its coefficient on consistency is the
 largest of the four) and P(specificity > 1/2).
 
-    nice python benchmarks/summeval_joint_validity.py [--seeds 1 2] [--metrics all]
+    nice python benchmarks/summeval_joint_validity.py [--seeds 1 2] [--metrics NAME ...]
         [--two-stage]
 
 ``--two-stage`` also times the two-stage Bayesian route on the same seed, in the same run
