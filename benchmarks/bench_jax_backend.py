@@ -161,7 +161,7 @@ def main() -> None:
                     help="a fixed length instead of the adaptive default (bounded time)")
     ap.add_argument("--rater-size", nargs=2, type=int, metavar=("SYSTEMS", "ITEMS"),
                     default=(10, 40), help="rater model: systems x items (other than 10 x "
-                    "40: four traits, SummEval's shape at 16 x 100)")
+                    "40: four traits, SummEval's shape at 17 x 100)")
     ap.add_argument("--compare", action="store_true")
     args = ap.parse_args()
     if not args.compare:

@@ -1,6 +1,8 @@
 """Time of the report's metric-validity section (issue 22 item 4), to set the constants of
-its cost estimate (``bayesmeta/report/_budget.py``: ``SEC_VALIDITY``, ``SEC_JOINT``,
-``SEC_JOINT_FIXED``):
+its cost estimate (``bayesmeta/report/_budget.py``: ``SEC_VALIDITY``; the joint fits'
+constants it also set then, ``SEC_JOINT`` and ``SEC_JOINT_FIXED``, went when the report
+moved to the modular route, so the ``joint`` part is now a record only; ``--skip-classical``
+runs that part alone):
 
 * ``classical``: ``bm.metric_variance`` on a WLSMV CFA (regression calibration, percentile
   bootstrap) on simulated SummEval-shaped data (17 systems x 100 items x 3 raters x 4

@@ -27,6 +27,15 @@ seeds:
 
     nice python benchmarks/recovery_joint_validity.py --two-stage [--datasets 30]
     python benchmarks/recovery_joint_validity.py --two-stage --summary
+
+``--modular`` fits one Bayesian CFA per dataset and runs both the modular route
+(``estimator="modular"``) and the two-stage route on it, appending to
+``benchmarks/results/joint_validity_modular.jsonl`` (``--modular --summary`` prints its
+coverage); ``--save-moments DIR`` also saves each CFA's factor-score moments and Psi draws
+for ``modular_variants.py``:
+
+    nice python benchmarks/recovery_joint_validity.py --modular --datasets 100 \
+        --save-moments DIR
 """
 
 from __future__ import annotations
