@@ -268,7 +268,8 @@ class AdaptiveRun:
         they fail the run samples on to its next check, at most to ``upto`` draws per chain.
         Returns whether the thinned trace meets them with no divergent transition among the
         draws left out (so that the kept trace shows every divergence). If not, the run is
-        left unthinned, met at the length it reached, for the others to be resumed to."""
+        left unthinned at the length where it first met its targets, for the others to be
+        resumed to."""
         if self.stop != "targets_met" or self.used <= n:
             return True
         self.keep, met = int(n), self.used
