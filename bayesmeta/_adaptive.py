@@ -131,13 +131,12 @@ def _is_finished(sampler: Any) -> bool:
 
 class AdaptiveRun:
     """One nutpie run of ``max_draws`` draws per chain in the background, paused at the
-    first check (at or after ``at_least`` draws) where the reported quantities meet the
-    targets.
+    first check where the reported quantities meet the targets.
 
     Use: ``run = AdaptiveRun(compiled, opts, kwargs, reported)``, ``run.run()`` (optionally
-    ``run.extend(n)`` to a longer common length), then ``idata, stop, seconds =
-    run.finish()``. The seconds of warm-up and sampling count only the time the chains ran,
-    not the time the run was paused.
+    ``run.thin_to(n, upto)`` to a shorter common length, or ``run.extend(n)`` to a longer
+    one), then ``idata, stop, seconds = run.finish()``. The seconds of warm-up and
+    sampling count only the time the chains ran, not the time the run was paused.
     """
 
     def __init__(self, compiled: Any, opts: SamplerOptions, kwargs: dict[str, Any],
@@ -207,9 +206,9 @@ class AdaptiveRun:
         return min(checkpoint + max(self.block, checkpoint // 10), int(self.opts.max_draws),
                    self._upto)
 
-    def run(self, at_least: int = 0, upto: int | None = None) -> int:
-        """Sample until the first check at or after ``at_least`` draws per chain where the
-        targets are met (or a cap), then pause. Returns the draws per chain to keep.
+    def run(self, upto: int | None = None) -> int:
+        """Sample until the first check where the targets are met (or a cap), then pause.
+        Returns the draws per chain to keep.
 
         ``upto`` (below ``max_draws``) makes the check at ``upto`` draws the last one: if
         it fails too, the run pauses there with the stop reason ``"upto"``, which is for
@@ -217,8 +216,6 @@ class AdaptiveRun:
         opts = self.opts
         self._upto = int(opts.max_draws) if upto is None else min(int(upto),
                                                                   int(opts.max_draws))
-        while self.checkpoint < min(at_least, self._upto):
-            self.checkpoint = self._next(self.checkpoint)
         try:
             while True:
                 tuned, _kept, batches, reached, done = self._poll()

@@ -514,7 +514,7 @@ def sample_together(
                 out.append(_finalise(idata, opts, seed=int(s), adaptive=True,
                                      stop_reason=stop, seconds=seconds,
                                      attrs={**(attrs or {}), "draws_met": int(n_met),
-                                            "draws_sampled": int(run.sampled or run.used)}))
+                                            "draws_sampled": int(run.sampled)}))
         except BaseException:
             for run, _ in runs:
                 run.sampler.cancel()

@@ -450,12 +450,9 @@ def rater_bias(
             f"; draws at which each trait met the targets: "
             f"{idata.posterior.attrs['draws_met_by_trait']}"
             if "draws_met_by_trait" in idata.posterior.attrs else "") + (
-            f"; draws sampled before thinning to {idata.posterior.attrs['draws']}: "
-            f"{idata.posterior.attrs['draws_sampled_by_trait']}"
-            if "draws_sampled_by_trait" in idata.posterior.attrs
-            and any(int(x.split(": ")[1]) != int(idata.posterior.attrs["draws"]) for x in
-                    str(idata.posterior.attrs["draws_sampled_by_trait"]).split(", "))
-            else ""),
+            f"; draws sampled: {idata.posterior.attrs['draws_sampled_by_trait']} (the "
+            f"longer ones thinned to the {idata.posterior.attrs['draws']} kept)"
+            if "draws_sampled_by_trait" in idata.posterior.attrs else ""),
     }
     notes = list(report.messages)
     notes.append("p_harsher (in details()): posterior probability that the rater's threshold "
