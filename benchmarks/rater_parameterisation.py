@@ -14,6 +14,8 @@ for each ``--seeds``, and appends one JSON line per fit to ``--out``:
 * ``divergences_by_trait`` and ``max_treedepth_hits`` (all traits);
 * ``raw``: per trait, the worst bulk ESS and R-hat of each model parameter (which block
   mixes slowly), the diagnosis;
+* ``draws_met_by_trait`` / ``draws_sampled_by_trait`` (where each trait met its targets),
+  ``cpu_seconds`` (this process, all threads: comparable under load, unlike wall time),
 * ``seconds`` (wall, including compilation), ``seconds_by_trait``, ``load_start`` /
   ``load_end`` (1, 5, 15-minute load averages: the machine is shared, seconds depend on
   the load, R-hat and ESS do not).
@@ -72,12 +74,12 @@ def run(parameterisation: str, data: str, seed: int, sampling: dict | None, labe
     ds = bm.datasets.summeval() if data == "summeval" else simulate_rater(
         seed, n_systems=10, n_items=40, traits=("COH", "CON"))
     load_start = _load()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = rater_bias(ds, random_seed=seed, sampling=sampling, traits=traits,
                          parameterization=parameterisation)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     tab = res.summary()
     diag = tab.dropna(subset=["r_hat"])
     st = res.idata.sample_stats
@@ -101,7 +103,10 @@ def run(parameterisation: str, data: str, seed: int, sampling: dict | None, labe
                                  for t in st["trait"].values},
         "max_treedepth_hits": int(st["reached_max_treedepth"].sum())
         if "reached_max_treedepth" in st else None,
-        "seconds": round(seconds, 1), "seconds_by_trait": post.attrs.get("seconds"),
+        "draws_met_by_trait": post.attrs.get("draws_met_by_trait"),
+        "draws_sampled_by_trait": post.attrs.get("draws_sampled_by_trait"),
+        "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+        "seconds_by_trait": post.attrs.get("seconds"),
         "load_start": load_start, "load_end": _load(),
         "raw": _raw(res.idata),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),

@@ -98,16 +98,44 @@ def test_middle_thresholds_keep_an_end_gap_to_its_own_threshold(small, where, mo
     np.testing.assert_allclose(t1[-1] - t0[-1], expect, rtol=1e-9)
 
 
+def test_partial_centring_weights_and_quality_map():
+    """quality="partial": an output whose ratings are all in the lowest or all in the
+    highest category (or that has none) is non-centred (weight 0), any other centred
+    (weight 1); the model's quality is the free value where centred and loc + sd_output *
+    value where not (closed form at a point)."""
+    # one trait, one system, five items, three raters, scale 1..5 (NaN = missing)
+    r = np.array([[5, 5, 5], [1, 1, np.nan], [5, 4, 5], [3, 3, 3],
+                  [np.nan] * 3], dtype=float)[None, None]
+    d = rm.make_design_from_array(r, ["s"], [f"i{k}" for k in range(5)],
+                                  ["a", "b", "c"], ["CON"], 5, 1)
+    np.testing.assert_array_equal(d.centring_weight, [0, 0, 1, 1, 0])
+    spec = dict(rm.parameterization_spec(rm.DEFAULT_PARAMETERIZATION), quality="partial")
+    m = rm.build_rater_model(d, parameterization=spec)
+    q_of = m.compile_fn(m.replace_rvs_by_values([m["quality"]])[0], inputs=m.value_vars,
+                        on_unused_input="ignore")
+    p = m.initial_point()
+    p["mu"] = np.array([0.4])
+    p["sd_output_log__"] = np.array([np.log(2.0)])
+    p["quality_tilde"] = np.array([[[0.3, -0.2, 1.1, -0.5, 0.9]]])
+    loc = 0.4  # one system (zero-sum effect 0), item effects 0 at the initial point
+    np.testing.assert_allclose(np.asarray(p["item_effect_z_zerosum__"]), 0.0, atol=1e-12)
+    expect = [loc + 2.0 * 0.3, loc + 2.0 * -0.2, 1.1, -0.5, loc + 2.0 * 0.9]
+    np.testing.assert_allclose(q_of(p)[0, 0], expect, rtol=1e-12)
+
+
 def test_default_parameterisation_has_fixed_rater_scales(small):
-    """The default build (issue 19): centred quality and fixed prior SDs over the raters (no
-    hierarchical SD over three raters, whose funnels diverged); release 0.10's build and
+    """The default build (issue 19): partially centred quality (non-centred where the
+    ratings only bound it) and fixed prior SDs over the raters (no hierarchical SD over
+    three raters, whose funnels diverged); release 0.10's build and
     every measured alternative build, have a finite log-probability and the variables
     the derived quantities read, so the reported estimands mean the same."""
     d = rm.rater_design(small, traits=["COH"])
-    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed_middle_noncentred_items"
+    assert rm.DEFAULT_PARAMETERIZATION == "rater_units_fixed_middle_partial"
     free = {v.name for v in rm.build_rater_model(d).free_RVs}
-    assert {"quality", "sd_output", "log_discrimination", "rater_shift", "log_gap"} <= free
-    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality_z"}
+    assert {"quality_tilde", "sd_output", "log_discrimination", "rater_shift",
+            "log_gap"} <= free
+    assert not free & {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality_z",
+                       "quality"}
     old = {v.name for v in rm.build_rater_model(d, parameterization="rater_units").free_RVs}
     assert {"sd_severity", "sd_log_gap", "sd_log_discrimination", "quality"} <= old
     for name in rm.PARAMETERIZATIONS:

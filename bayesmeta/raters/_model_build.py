@@ -79,6 +79,25 @@ class RaterDesign:
         """Flat index of (trait, rater) of every observed rating."""
         return self.trait_index * len(self.raters) + self.rater_index
 
+    @property
+    def centring_weight(self) -> np.ndarray:
+        """Per (trait, system, item), flat: 1 where the output's ratings locate its latent
+        quality (some rating is inside the scale, or two raters disagree), 0 where they only
+        bound it (every rating in the lowest category, or every one in the highest) or
+        there is none. The ``quality="partial"`` parameterisation centres the first kind
+        and non-centres the second (Papaspiliopoulos, Roberts & Skold 2007)."""
+        T, S, I = len(self.traits), len(self.systems), len(self.items)
+        n = T * S * I
+        idx = self.output_index
+        top = self.n_categories - 1
+        count = np.bincount(idx, minlength=n)
+        inside = np.bincount(idx, weights=(self.category > 0) & (self.category < top),
+                             minlength=n)
+        low = np.bincount(idx, weights=self.category == 0, minlength=n)
+        high = np.bincount(idx, weights=self.category == top, minlength=n)
+        bounded_only = (inside == 0) & ((low == count) | (high == count))
+        return np.where((count > 0) & ~bounded_only, 1.0, 0.0)
+
     def labelled(self) -> xr.DataArray:
         """The ratings as a labelled ``(trait, system, item, rater)`` DataArray."""
         return xr.DataArray(self.rating, dims=("trait", "system", "item", "rater"),
@@ -144,7 +163,9 @@ def rater_design(
 #: geometric mean 1, free quality SDs; the parameterization of release 0.10).
 #: ``scales``: ``"hierarchical"`` estimates the spread over the raters of severities,
 #: log-gaps and log-discriminations; ``"fixed"`` gives them fixed weakly informative SDs.
-#: ``quality``: the output-level latent quality ``"centred"`` or ``"noncentred"``.
+#: ``quality``: the output-level latent quality ``"centred"``, ``"noncentred"`` or
+#: ``"partial"`` (centred where the ratings locate it, non-centred where they only bound
+#: it: :attr:`RaterDesign.centring_weight`).
 #: ``thresholds``: where a rater's severity shift sits, ``"mean"`` (the mean of its
 #: thresholds, the default) or ``"middle"`` (the mean of its middle threshold(s)): with
 #: ``"middle"`` an end gap moves only its own end threshold, so a category a rater never
@@ -167,10 +188,13 @@ PARAMETERIZATIONS: dict[str, dict[str, str]] = {
     "rater_units_fixed_middle_noncentred_items": {"units": "rater", "scales": "fixed",
                                                   "quality": "centred", "thresholds": "middle",
                                                   "items": "noncentred"},
+    "rater_units_fixed_middle_partial": {"units": "rater", "scales": "fixed",
+                                         "quality": "partial", "thresholds": "middle",
+                                         "items": "noncentred"},
 }
 
 #: The parameterization :func:`build_rater_model` and :func:`bayesmeta.rater_bias` use.
-DEFAULT_PARAMETERIZATION = "rater_units_fixed_middle_noncentred_items"
+DEFAULT_PARAMETERIZATION = "rater_units_fixed_middle_partial"
 
 #: Fixed prior SDs of the ``scales="fixed"`` parameterisations (see the model card), and
 #: the prior of the log slopes (signal-to-noise ratio of a rater on the quality scale).
@@ -195,7 +219,7 @@ def parameterization_spec(parameterization: str | dict[str, str]) -> dict[str, s
                          f"{', '.join(map(repr, PARAMETERIZATIONS))}, got "
                          f"{parameterization!r}.")
     allowed = {"units": ("quality", "rater"), "scales": ("fixed", "hierarchical"),
-               "quality": ("centred", "noncentred"), "items": ("centred", "noncentred"),
+               "quality": ("centred", "noncentred", "partial"), "items": ("centred", "noncentred"),
                "thresholds": ("mean", "middle")}
     for k, v in spec.items():
         if k not in allowed or v not in allowed[k]:
@@ -224,10 +248,11 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         Include the item (input) main effect :math:`v_{ti}` in the latent quality.
     parameterization : str or dict
         A name in :data:`PARAMETERIZATIONS` (default :data:`DEFAULT_PARAMETERIZATION`,
-        ``"rater_units_fixed_middle_noncentred_items"``: centred output quality,
-        non-centred item effects, fixed prior SDs over the raters, each rater's severity
-        shift at its middle threshold(s); chosen on measured convergence, see
-        ``models/rater.md``). Every
+        ``"rater_units_fixed_middle_partial"``: output quality centred where the ratings
+        locate it and non-centred where they only bound it
+        (:attr:`RaterDesign.centring_weight`), non-centred item effects, fixed prior SDs
+        over the raters, each rater's severity shift at its middle threshold(s); chosen
+        on measured convergence, see ``models/rater.md``). Every
         parameterization has the deterministic (or free) variables ``mu``, ``sd_system``,
         ``sd_item``, ``sd_output``, ``system_effect``, ``rater_shift``, ``tau`` and
         ``discrimination`` from which
@@ -308,6 +333,15 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         if spec["quality"] == "centred":
             quality = pm.Normal("quality", loc, sd_output[:, None, None],
                                 dims=("trait", "system", "item"))
+        elif spec["quality"] == "partial":
+            # w = 1 centred, w = 0 non-centred: quality = loc + sd^(1-w) (q~ - w loc),
+            # q~ ~ Normal(w loc, sd^w)
+            w = pm.Data("centring_weight", design.centring_weight.reshape((T, S, I)))
+            sd3 = sd_output[:, None, None]
+            tilde = pm.Normal("quality_tilde", w * loc, sd3 ** w,
+                              dims=("trait", "system", "item"))
+            quality = pm.Deterministic("quality", loc + sd3 ** (1.0 - w) * (tilde - w * loc),
+                                       dims=("trait", "system", "item"))
         else:
             z = pm.Normal("quality_z", 0.0, 1.0, dims=("trait", "system", "item"))
             quality = pm.Deterministic("quality", loc + sd_output[:, None, None] * z,
