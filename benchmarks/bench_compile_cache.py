@@ -10,15 +10,23 @@ second reads it) with the ratio, and the load average beside every time::
     python benchmarks/bench_compile_cache.py
 
 Only compiling is timed (no sampling). Each process runs alone (one after the other).
+One JSON line per run is appended to ``--out`` (default
+``benchmarks/results/compile_cache.jsonl``): ``when``, ``commit``, and the ``cold`` and
+``warm`` processes' build and compile seconds with the load average.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent / "results" / "compile_cache.jsonl"
 
 CHILD = r"""
 import json, os, time, warnings
@@ -45,7 +53,20 @@ print(json.dumps(out))
 """
 
 
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).parent,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    commit = _commit()
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "PYTENSOR_FLAGS": f"compiledir={cache}"}
         runs = []
@@ -59,6 +80,10 @@ def main() -> None:
         print(f"{model}: compile {cold:.1f} s in a fresh process with an empty cache, "
               f"{warm:.1f} s in the next process (ratio {cold / warm:.1f}x); "
               f"load {runs[0]['load']} / {runs[1]['load']}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a") as fh:
+        fh.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M"), "commit": commit,
+                             "cold": runs[0], "warm": runs[1]}) + "\n")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,21 @@ def variant(name: str, d, psi: np.ndarray, draws: int, rng) -> dict[str, np.ndar
     return out
 
 
+def _truth(f: Path, d, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated raw validity coefficients and error variances of dataset ``seed``:
+    saved with the moments since stop 39; older files hold none, and their truth is
+    simulated again, which is right only at the simulator's default shape (checked)."""
+    if "true_b" in d:
+        return d["true_b"], d["true_s2"]
+    ds = simulate_joint_validity(seed)
+    shape = (ds.sizes["system"] * ds.sizes["item"], ds.sizes["metric"])
+    if tuple(d["x"].shape) != shape:
+        raise SystemExit(f"{f.name} holds no simulated truth and its scores have shape "
+                         f"{tuple(d['x'].shape)}, not the default shape {shape}: save it "
+                         f"again with recovery_joint_validity.py --save-moments")
+    return ds["true_validity_raw"].values, ds["true_error_variance"].values
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
@@ -78,9 +93,8 @@ def main() -> None:
     for f in files:
         seed = int(f.stem.split("_")[-1])
         d = np.load(f)
-        ds = simulate_joint_validity(seed)
-        tb = ds["true_validity_raw"].values / d["scale"][:, None]
-        ts2 = ds["true_error_variance"].values / d["scale"] ** 2
+        tb, ts2 = _truth(f, d, seed)
+        tb, ts2 = tb / d["scale"][:, None], ts2 / d["scale"] ** 2
         psi = d["psi"].reshape(-1, *d["psi"].shape[2:])
         for k in res:
             out = variant(k, d, psi, args.draws, rng)

@@ -221,7 +221,9 @@ def one_modular(seed: int, args: argparse.Namespace) -> dict:
                                                            "trait2").values
         args.save_moments.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.save_moments / f"moments_{seed}.npz", mean=mean, cov=cov,
-                            psi=psi, x=jd.x, scale=jd.scale)
+                            psi=psi, x=jd.x, scale=jd.scale,
+                            true_b=ds["true_validity_raw"].values,
+                            true_s2=ds["true_error_variance"].values)
     return rec
 
 
