@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_bayes_defaults import _commit  # this folder is sys.path[0]: the script runs here
+
 OUT = Path(__file__).resolve().parent / "results" / "compile_cache.jsonl"
 
 CHILD = r"""
@@ -51,15 +53,6 @@ out["cfa"] = {"build": build, "compile": sec}
 out["load"] = [round(x, 2) for x in os.getloadavg()]
 print(json.dumps(out))
 """
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=Path(__file__).parent,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main() -> None:

@@ -108,9 +108,8 @@ def test_partial_centring_weights_and_quality_map():
                   [np.nan] * 3], dtype=float)[None, None]
     d = rm.make_design_from_array(r, ["s"], [f"i{k}" for k in range(5)],
                                   ["a", "b", "c"], ["CON"], 5, 1)
-    np.testing.assert_array_equal(d.centring_weight, [0, 0, 1, 1, 0])
-    spec = dict(rm.parameterization_spec(rm.DEFAULT_PARAMETERIZATION), quality="partial")
-    m = rm.build_rater_model(d, parameterization=spec)
+    np.testing.assert_array_equal(d.centring_weight, [[[0, 0, 1, 1, 0]]])
+    m = rm.build_rater_model(d, parameterization="rater_units_fixed_middle_partial")
     q_of = m.compile_fn(m.replace_rvs_by_values([m["quality"]])[0], inputs=m.value_vars,
                         on_unused_input="ignore")
     p = m.initial_point()

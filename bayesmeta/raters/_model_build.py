@@ -81,22 +81,17 @@ class RaterDesign:
 
     @property
     def centring_weight(self) -> np.ndarray:
-        """Per (trait, system, item), flat: 1 where the output's ratings locate its latent
-        quality (some rating is inside the scale, or two raters disagree), 0 where they only
-        bound it (every rating in the lowest category, or every one in the highest) or
-        there is none. The ``quality="partial"`` parameterisation centres the first kind
+        """Per (trait, system, item): 1 where the output's ratings locate its latent
+        quality (not all in the lowest category and not all in the highest), 0 where they
+        only bound it (every rating in the lowest category, or every one in the highest)
+        or there is none. The ``quality="partial"`` parameterisation centres the first kind
         and non-centres the second (Papaspiliopoulos, Roberts & Skold 2007)."""
-        T, S, I = len(self.traits), len(self.systems), len(self.items)
-        n = T * S * I
-        idx = self.output_index
-        top = self.n_categories - 1
+        shape = (len(self.traits), len(self.systems), len(self.items))
+        n, idx = int(np.prod(shape)), self.output_index
         count = np.bincount(idx, minlength=n)
-        inside = np.bincount(idx, weights=(self.category > 0) & (self.category < top),
-                             minlength=n)
         low = np.bincount(idx, weights=self.category == 0, minlength=n)
-        high = np.bincount(idx, weights=self.category == top, minlength=n)
-        bounded_only = (inside == 0) & ((low == count) | (high == count))
-        return np.where((count > 0) & ~bounded_only, 1.0, 0.0)
+        high = np.bincount(idx, weights=self.category == self.n_categories - 1, minlength=n)
+        return ((count > 0) & (low < count) & (high < count)).astype(float).reshape(shape)
 
     def labelled(self) -> xr.DataArray:
         """The ratings as a labelled ``(trait, system, item, rater)`` DataArray."""
@@ -336,7 +331,7 @@ def build_rater_model(design: RaterDesign, *, discrimination: bool = True,
         elif spec["quality"] == "partial":
             # w = 1 centred, w = 0 non-centred: quality = loc + sd^(1-w) (q~ - w loc),
             # q~ ~ Normal(w loc, sd^w)
-            w = pm.Data("centring_weight", design.centring_weight.reshape((T, S, I)))
+            w = pm.Data("centring_weight", design.centring_weight)
             sd3 = sd_output[:, None, None]
             tilde = pm.Normal("quality_tilde", w * loc, sd3 ** w,
                               dims=("trait", "system", "item"))

@@ -206,6 +206,7 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
 
     parts = [design.subset(t) for t in design.traits] if by_trait else [design]
     names = _reported(discrimination)
+    partial = parameterization_spec(parameterization)["quality"] == "partial"
     models, data, reported = [], [], []
     for d in parts:
         key = ("rater", len(d.traits), len(d.systems), len(d.items), len(d.raters),
@@ -214,11 +215,11 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
         models.append(cached_model(key, lambda d=d: build_rater_model(
             d, discrimination=discrimination, item_effect=item_effect,
             parameterization=parameterization)))
-        data.append({"output_index": d.output_index, "cell_index": d.cell_index,
-                     "category": d.category})
-        if parameterization_spec(parameterization)["quality"] == "partial":
-            data[-1]["centring_weight"] = d.centring_weight.reshape(
-                (len(d.traits), len(d.systems), len(d.items)))
+        fields = {"output_index": d.output_index, "cell_index": d.cell_index,
+                  "category": d.category}
+        if partial:
+            fields["centring_weight"] = d.centring_weight
+        data.append(fields)
         # each trait samples until its reported (derived) quantities meet the targets
         reported.append(lambda tr, d=d: derived_quantities(tr.posterior, d)[names])
     t0 = time.perf_counter()
