@@ -111,6 +111,8 @@ def main() -> None:
         rec = {"seed": seed, "metrics": len(post["metric"]), "seconds": round(secs, 1),
                "loadavg": load_joint, "load_at_start": load_start,
                "parameterization": post.attrs.get("parameterization"),
+               "residuals": post.attrs.get("residuals"),
+               "traits_vs_ratings_alone": res.info["traits vs ratings alone"],
                "seconds_compile": round(float(post.attrs.get("seconds_compile", 0)), 1),
                "seconds_sampling": round(float(post.attrs.get("seconds_sampling", 0)), 1),
                "chains": int(post.sizes["chain"]), "draws": int(post.sizes["draw"]),

@@ -143,9 +143,10 @@ def test_a_bayesian_cfa_reference_is_its_posterior_mean_and_sd():
 
 
 def test_more_metrics_than_rating_columns_warns_before_sampling(monkeypatch):
-    """Where the metrics outnumber the rating columns, the joint call says before its MCMC
-    that they can redefine the traits and points to the modular route; with fewer metrics
-    it says nothing."""
+    """Where the metrics outnumber the rating columns, the joint call with independent
+    errors says before its MCMC that they can redefine the traits and points to the
+    modular route; the default then fits correlated errors (which cannot) and says
+    nothing, as it does with fewer metrics, where it keeps independent errors."""
     import warnings
 
     import bayesmeta as bm
@@ -155,7 +156,10 @@ def test_more_metrics_than_rating_columns_warns_before_sampling(monkeypatch):
     class _Stop(Exception):
         pass
 
-    def no_mcmc(*args, **kwargs):
+    seen = []
+
+    def no_mcmc(model, *args, **kwargs):
+        seen.append(set(model.named_vars))
         raise _Stop
 
     monkeypatch.setattr(sampling, "sample", no_mcmc)
@@ -164,9 +168,17 @@ def test_more_metrics_than_rating_columns_warns_before_sampling(monkeypatch):
     many = simulate_joint_validity(0, n_systems=4, n_items=15, n_traits=2, n_metrics=8)
     with pytest.warns(TraitDriftWarning, match="8 metrics against 6 rating columns"):
         with pytest.raises(_Stop):
+            bm.metric_variance(many, model, estimator="joint", random_seed=1,
+                               residuals="independent")
+    assert "trait_metric_white" not in seen[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraitDriftWarning)
+        with pytest.raises(_Stop):
             bm.metric_variance(many, model, estimator="joint", random_seed=1)
+    assert "trait_metric_white" in seen[-1]  # the correlated-errors model
     few = simulate_joint_validity(0, n_systems=4, n_items=15, n_traits=2, n_metrics=4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", TraitDriftWarning)
         with pytest.raises(_Stop):
             bm.metric_variance(few, model, estimator="joint", random_seed=1)
+    assert "trait_metric_white" not in seen[-1]

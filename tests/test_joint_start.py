@@ -169,6 +169,8 @@ def test_method_factors_argument_is_checked():
         joint_metric_variance(ds, TWO, method_factors="two")
     with pytest.raises(ValueError, match="method_factors applies to estimator='joint'"):
         bm.metric_variance(ds, bm.cfa(TWO, ds), method_factors=1)
+    with pytest.raises(ValueError, match="residuals applies to estimator='joint'"):
+        bm.metric_variance(ds, bm.cfa(TWO, ds), residuals="correlated")
     with pytest.raises(ValueError, match="init must be one of"):
         joint_metric_variance(ds, TWO, init="zeros")
     with pytest.raises(ValueError, match=r"method_factors must be in \[0, 2\]"):

@@ -256,8 +256,10 @@ def test_modular_needs_a_bayesian_cfa_of_the_same_outputs():
     ds, fit, _ = fake_bayes_cfa_data()
     with pytest.raises(ValueError, match="Bayesian CFA"):
         bm.metric_variance(ds, bm.cfa(MODEL, ds), estimator="modular")
-    with pytest.raises(ValueError, match="method_factors and errors"):
+    with pytest.raises(ValueError, match="method_factors, errors and residuals"):
         bm.metric_variance(ds, fit, estimator="modular", errors="student_t")
+    with pytest.raises(ValueError, match="method_factors, errors and residuals"):
+        bm.metric_variance(ds, fit, estimator="modular", residuals="correlated")
     with pytest.raises(ValueError, match="sampling do"):
         bm.metric_variance(ds, fit, estimator="modular", sampling={"draws": 100})
     other = simulate_joint_validity(3, n_systems=6, n_traits=2, n_metrics=3)

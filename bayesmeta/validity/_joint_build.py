@@ -364,11 +364,17 @@ def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.
     else:
         bt = b
     # V - A A' in its precision form (positive definite by construction), the traits'
-    # block of (blockdiag(Psi, I)^-1 + [B, C]' D^-1 [B, C] + Lambda' Theta^-1 Lambda)^-1
-    prec = np.einsum("smf,sm,smg->sfg", bt, sd**-2, bt)
-    prec[:, :F, :F] += (np.linalg.inv(psi)
-                        + np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam))
-    prec[:, F:, F:] += np.eye(bt.shape[-1] - F)
+    # block of (blockdiag(Psi, I)^-1 + [B, C]' D^-1 [B, C] + Lambda' Theta^-1 Lambda)^-1;
+    # with correlated errors V^-1 + Lambda' Theta^-1 Lambda, V stored by the model
+    rating_prec = np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam)
+    if "trait_given_metrics" in posterior:
+        from bayesmeta.validity._joint_correlated import trait_precision
+
+        prec = trait_precision(posterior) + rating_prec
+    else:
+        prec = np.einsum("smf,sm,smg->sfg", bt, sd**-2, bt)
+        prec[:, :F, :F] += np.linalg.inv(psi) + rating_prec
+        prec[:, F:, F:] += np.eye(bt.shape[-1] - F)
     cond = np.linalg.inv(prec)[:, :F, :F]
     chol = np.linalg.cholesky(0.5 * (cond + np.swapaxes(cond, 1, 2)))
     rng = np.random.default_rng([seed, 20261127])
@@ -376,7 +382,8 @@ def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.
     noise = np.einsum("sfg,sng->snf", chol, z).reshape(C, S, d.n_rows, F)
     out = posterior.copy()
     out["factor_score"] = mean + xr.DataArray(noise, dims=mean.dims)
-    return out.drop_vars("factor_score_mean")
+    return out.drop_vars([v for v in ("factor_score_mean", "trait_given_metrics")
+                          if v in out])
 
 
 def build_joint_model(jd: JointData, *, errors: str = "normal",

@@ -75,6 +75,13 @@ from bayesmeta.validity._joint_checks import (
     ratings_only_correlations,
     trait_drift,
 )
+from bayesmeta.validity._joint_correlated import (
+    CORRELATED_TRACE,
+    build_correlated_joint_model,
+    correlated_data,
+    correlated_start,
+    resolve_residuals,
+)
 from bayesmeta.validity._joint_start import auto_method_factors, moment_solution, moment_start
 
 #: Sampler defaults: 4 chains, 500 tuning iterations, then draws until the reported
@@ -156,6 +163,11 @@ class JointValidityResult(Result):
                              "an output's metric scores are then correlated (through the "
                              "method factors), which the pointwise density here does not "
                              "model. Compare fits without method_factors.")
+        if self.idata.posterior.attrs.get("residuals") == "correlated":
+            raise ValueError("loo() is not available with residuals='correlated': given its "
+                             "traits an output's metric scores are correlated, which the "
+                             "pointwise density here does not model. Compare fits with "
+                             "residuals='independent'.")
         ll = metric_log_likelihood(self.idata.posterior, self._joint())
         sub = az.InferenceData(posterior=self.idata.posterior[["error_sd"]],
                                log_likelihood=xr.Dataset({"metric_score": ll}))
@@ -279,6 +291,7 @@ def joint_metric_variance(
     parameterization: str = "auto",
     method_factors: int | str = "auto",
     init: str = "moments",
+    residuals: str = "auto",
 ) -> JointValidityResult:
     r"""Fit the joint model (module docstring) and summarise it in metric_variance's table.
 
@@ -301,6 +314,14 @@ def joint_metric_variance(
     metrics' residual correlations after the traits in a moment solution, at most 4 and a
     third of the metrics (:func:`~bayesmeta.validity._joint_start.auto_method_factors`;
     0 where the traits are sampled, with a note when the residuals call for more).
+    ``residuals``: ``"independent"`` metric errors given the traits, with
+    ``method_factors`` for what the metrics share beyond them; ``"correlated"``: an
+    unrestricted error covariance :math:`\Sigma_e` (normal errors, every metric scored;
+    :mod:`~bayesmeta.validity._joint_correlated`), so that what the metrics share cannot
+    redefine the traits: the coefficients are then identified by the metrics' covariance
+    with the ratings, as in a seemingly unrelated regression. ``"auto"`` (default):
+    ``"correlated"`` where it applies and the metrics outnumber the rating columns (where
+    independent errors let the metrics redefine the traits), else ``"independent"``.
     ``init``: where the chains start; ``"moments"`` (default) at a moment-based solution
     with the traits on the experts' ratings (its parameters; where the traits themselves
     are sampled, they start at the model's initial values)
@@ -350,10 +371,21 @@ def joint_metric_variance(
     traits = list(jd.design.factors)
     claimed = _claims(data, list(jd.metrics), traits, claims)
     param = resolve_parameterization(jd, errors, parameterization)
+    M, J = len(jd.metrics), jd.design.n_indicators
+    residuals = resolve_residuals(residuals, param, M, J)
+    correlated = residuals == "correlated"
+    if correlated and param != "marginal":
+        raise ValueError(f"residuals='correlated' needs normal errors and every metric scored "
+                         f"on every rated output (the traits integrated out); this fit "
+                         f"resolves to parameterization={param!r}.")
     moments = moment_solution(jd.design, jd.x)  # once: it serves K, the leaders and the start
     suggested = auto_method_factors(jd.design, jd.x, moments)
+    if correlated and method_factors not in ("auto", 0):
+        raise ValueError(f"method_factors={method_factors!r} with residuals='correlated': the "
+                         f"unrestricted error covariance already holds what the metrics "
+                         f"share; leave method_factors at 'auto' (0 here).")
     if method_factors == "auto":
-        K = suggested if param == "marginal" else 0
+        K = suggested if param == "marginal" and not correlated else 0
     elif isinstance(method_factors, int | np.integer) and not isinstance(method_factors,
                                                                          bool):
         K = int(method_factors)
@@ -363,8 +395,7 @@ def joint_metric_variance(
     if K and param != "marginal":
         raise ValueError(f"method_factors={K} needs parameterization='marginal' (normal "
                          f"errors, every metric scored); this fit resolves to {param!r}.")
-    M, J = len(jd.metrics), jd.design.n_indicators
-    if M > J:
+    if M > J and not correlated:
         warnings.warn(f"{M} metrics against {J} rating columns: in the joint model the "
                       f"metrics can redefine the traits (the fit compares them with the "
                       f"ratings' own afterwards) and its chains may not converge "
@@ -378,15 +409,21 @@ def joint_metric_variance(
     _, leaders = moment_start(jd.design, jd.x, K, moments=moments)
 
     def build() -> Any:
-        built = (build_marginal_joint_model(jd, method_factors=K, leaders=leaders)
-                 if param == "marginal"
-                 else build_joint_model(jd, errors=errors, parameterization=param))
+        if correlated:
+            built = build_correlated_joint_model(jd)
+        elif param == "marginal":
+            built = build_marginal_joint_model(jd, method_factors=K, leaders=leaders)
+        else:
+            built = build_joint_model(jd, errors=errors, parameterization=param)
         # the thresholds' anchor cut is fixed at build time, from this first dataset of
         # the shape; a refit's start must use the same cut
         built.bayesmeta_anchor_cuts = anchor_cuts(jd.design)
         return built
 
-    if param == "marginal":
+    if correlated:
+        model = cached_model(model_key(jd, errors, "correlated"), build)
+        trace = list(CORRELATED_TRACE)
+    elif param == "marginal":
         model = cached_model(model_key(jd, errors, param, K), build)
         trace = [v for v in MARGINAL_TRACE if v != "method_loading" or K]
     else:
@@ -394,12 +431,16 @@ def joint_metric_variance(
         trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
     start, _ = moment_start(jd.design, jd.x, K, anchor=model.bayesmeta_anchor_cuts,
                             moments=moments, orthonormal=param == "marginal")
+    values = correlated_data(jd) if correlated else model_data(jd, param, leaders)
+    if correlated:
+        start = correlated_start(start, moments, values["metric_chol"])
     compiled_before = is_compiled(model, trace)
     dhash = data_hash(data)
-    idata = sample(model, options, data=model_data(jd, param, leaders), random_seed=seed,
+    idata = sample(model, options, data=values, random_seed=seed,
                    progress=progress, var_names=trace, reported=reported_dataset,
                    initial_values=start if init == "moments" else None,
                    attrs={"data_hash": dhash, "errors": errors, "parameterization": param,
+                          "residuals": residuals,
                           "init": init, "method_factors": K,
                           "method_factors_chosen": str(method_factors),
                           "method_leaders": ", ".join(jd.metrics[j] for j in leaders)})
@@ -432,7 +473,7 @@ def joint_metric_variance(
         notes.append(f"no claimed trait for {len(unclaimed)} metric(s) "
                      f"({', '.join(unclaimed[:5])}{', ...' if len(unclaimed) > 5 else ''}); "
                      f"pass claims= for their trait_share and specificity.")
-    if suggested > K:
+    if suggested > K and not correlated:
         notes.append(f"the metrics' residuals after the traits share {suggested} factor(s) "
                      f"(moment solution) but the fit has {K} method factor(s)"
                      + ("" if param == "marginal" else " (they need normal errors and every "
@@ -450,6 +491,7 @@ def joint_metric_variance(
             "model": " ; ".join(f"{t} =~ {' + '.join(jd.spec.indicators(t))}"
                                 for t in traits),
             "metrics": f"{len(jd.metrics)} (standardized; {errors} errors"
+                       + ("; error covariance unrestricted" if correlated else "")
                        + (f"; {K} method factor(s)" if K else "") + ")",
             "method": ("traits integrated out of the sampler (marginal), drawn after "
                        "sampling" if param == "marginal" else

@@ -32,6 +32,7 @@ def simulate_joint_validity(
     n_categories: int = 5,
     trait_corr: float = 0.5,
     errors: str = "normal",
+    error_corr: float = 0.0,
 ) -> xr.Dataset:
     r"""Draw one dataset from the joint model (see the module docstring).
 
@@ -46,6 +47,10 @@ def simulate_joint_validity(
     errors : {"normal", "student_t"}
         Metric errors normal, or Student-t with 4 degrees of freedom scaled to sd
         :math:`\sigma_m`.
+    error_corr : float
+        Correlation in [0, 1) of every pair of metric errors (an output-level factor
+        common to all metrics; ``errors="normal"`` only). 0 (default) gives the same
+        data as before this option, seed for seed.
 
     Returns
     -------
@@ -56,7 +61,8 @@ def simulate_joint_validity(
         (:math:`s_m b_{mt}`), ``true_error_variance(metric)`` (:math:`s_m^2\sigma_m^2`),
         ``true_validity_coefficient(metric, trait)`` (:math:`b_{mt}/\sqrt{V_m}`) and
         ``true_error_share(metric)`` (:math:`\sigma^2_m / V_m`), :math:`V_m = b_m^\top \Psi
-        b_m + \sigma_m^2`. Metric ``m`` claims trait ``m mod T`` (coord ``metric_trait``).
+        b_m + \sigma_m^2`, and ``true_error_corr(metric, metric2)``. Metric ``m`` claims
+        trait ``m mod T`` (coord ``metric_trait``).
 
     Examples
     --------
@@ -69,6 +75,9 @@ def simulate_joint_validity(
         raise ValueError(f"n_traits must be in 1..{len(TRAITS)}, got {n_traits}.")
     if errors not in ("normal", "student_t"):
         raise ValueError(f"errors must be 'normal' or 'student_t', got {errors!r}.")
+    if not 0.0 <= error_corr < 1.0 or (error_corr and errors != "normal"):
+        raise ValueError(f"error_corr must be in [0, 1) with errors='normal', got "
+                         f"{error_corr!r} with errors={errors!r}.")
     rng = np.random.default_rng(random_seed)
     S, I, R, T, M, K = n_systems, n_items, n_raters, n_traits, n_metrics, n_categories
     traits = list(TRAITS[:T])
@@ -91,6 +100,9 @@ def simulate_joint_validity(
     else:
         eps = rng.standard_t(4, size=(S, I, M)) / np.sqrt(2.0)
     loc, scl = rng.normal(0, 5, size=M), np.exp(rng.normal(0, 1, size=M))
+    if error_corr:  # drawn last, so that error_corr=0 leaves the stream as it was
+        common = rng.standard_normal((S, I, 1))
+        eps = np.sqrt(1 - error_corr) * eps + np.sqrt(error_corr) * common
     score = loc + scl * (f @ b.T + sigma * eps)
     var = np.einsum("mt,ts,ms->m", b, psi, b) + sigma**2
     metrics = [f"metric{m + 1:02d}.{traits[claim[m]]}" for m in range(M)]
@@ -108,12 +120,15 @@ def simulate_joint_validity(
             "true_error_variance": (("metric",), (scl * sigma) ** 2),
             "true_validity_coefficient": (("metric", "trait"), b / np.sqrt(var)[:, None]),
             "true_error_share": (("metric",), sigma**2 / var),
+            "true_error_corr": (("metric", "metric2"),
+                                np.full((M, M), error_corr) + (1 - error_corr) * np.eye(M)),
         },
         coords={"system": [f"S{s + 1:02d}" for s in range(S)],
                 "item": [f"doc{i + 1:03d}" for i in range(I)],
                 "rater": [f"Rater.{r + 1}" for r in range(R)], "trait": traits,
-                "trait2": traits, "cut": cuts, "metric": metrics, "run": ["1"],
+                "trait2": traits, "cut": cuts, "metric": metrics, "metric2": metrics,
+                "run": ["1"],
                 "metric_trait": ("metric", [traits[c] for c in claim])},
         attrs={"source": "bayesmeta.validity.joint_simulate.simulate_joint_validity",
-               "random_seed": random_seed, "errors": errors},
+               "random_seed": random_seed, "errors": errors, "error_corr": error_corr},
     )

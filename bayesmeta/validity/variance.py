@@ -65,6 +65,7 @@ def metric_variance(
     estimator: str = "auto",
     errors: str = "normal",
     method_factors: int | str = "auto",
+    residuals: str = "auto",
     ci_prob: float = CI_PROB,
     resampling: ResamplingOptions | Mapping[str, Any] | None = None,
     sampling: SamplerOptions | Mapping[str, Any] | str | None = None,
@@ -146,6 +147,13 @@ def metric_variance(
         of the metrics); without
         them a strong common metric factor bends the traits towards the metrics
         (``models/metric_validity.md``).
+    residuals : {"auto", "independent", "correlated"}
+        ``estimator="joint"``: the metric errors given the traits, independent (with
+        ``method_factors``) or with an unrestricted covariance (normal errors, every
+        metric scored), so that what the metrics share beyond the traits is error
+        covariance and cannot redefine the traits; the coefficients are then identified by
+        the metrics' covariance with the ratings. ``"auto"`` (default): correlated where
+        it applies and the metrics outnumber the rating columns, else independent.
     ci_prob : float
     resampling : ResamplingOptions or dict, optional
         ``n_resamples`` (default 1000; 0: point estimates only) and ``unit`` (default
@@ -211,8 +219,9 @@ def metric_variance(
         if level != "output":
             raise ValueError("estimator='modular' models the scores of outputs; level must "
                              "be 'output'.")
-        if method_factors != "auto" or errors != "normal":
-            raise ValueError("method_factors and errors apply to estimator='joint' only "
+        if method_factors != "auto" or errors != "normal" or residuals != "auto":
+            raise ValueError("method_factors, errors and residuals apply to "
+                             "estimator='joint' only "
                              "(the modular route regresses each metric on the traits "
                              "separately, with normal errors).")
         unused = [name for name, value, default in (
@@ -241,7 +250,11 @@ def metric_variance(
                                      errors=errors, run=run, reference=reference,
                                      ci_prob=ci_prob, sampling=sampling,
                                      method_factors=method_factors,
+                                     residuals=residuals,
                                      random_seed=random_seed, progress=progress)
+    if residuals != "auto":
+        raise ValueError("residuals applies to estimator='joint' only (the two-stage route "
+                         "regresses each metric on the factor scores separately).")
     if method_factors != "auto":
         raise ValueError("method_factors applies to estimator='joint' only (the two-stage "
                          "route regresses each metric on the factor scores separately).")
