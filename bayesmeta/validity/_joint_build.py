@@ -267,10 +267,10 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
     import pytensor.tensor as pt
     from pytensor.tensor.slinalg import block_diag, solve_triangular
 
-    from bayesmeta.validity._ghk import cholesky, ghk_innovations, ghk_loglik
+    from bayesmeta.validity._ghk import cholesky
 
     d = jd.design
-    N, F, J = d.n_rows, d.n_factors, d.n_indicators
+    N, F = d.n_rows, d.n_factors
     M = len(jd.metrics)
     if not jd.observed.all():
         raise ValueError("the marginal joint model needs every metric score observed.")
@@ -298,7 +298,6 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
         a = pm.Normal("metric_intercept", 0.0, 1.0, dims="metric")
         sd = pm.HalfNormal("error_sd", 1.0, dims="metric", initval=np.full(M, 0.8))
         b = _orthonormal_loadings(chol, M, F)
-        lam = lstd[:, None] * np.eye(F)[d.factor_of]  # (J, F)
         # ---- the metrics, traits integrated out (Woodbury) ------------------------------
         w = sd**-2  # (M,)
         r = x - a[None, :]  # (N, M)
@@ -326,18 +325,40 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
         quad = pt.sum(r**2 * w[None, :]) - pt.sum(h**2)
         pm.Potential("metric_loglik",
                      -0.5 * (N * M * np.log(2 * np.pi) + N * logdet + quad))
-        # ---- the ratings given the metrics ----------------------------------------------
         Vh = solve_triangular(LP, eye_q, lower=True)[:, :F]  # traits' V = Vh' Vh
-        lv = lam @ Vh.T  # (J, Q)
-        L = cholesky(lv @ lv.T + pt.diag(1.0 - lstd**2))
-        cuts = padded_cutpoints(tau)
-        mu = m @ lam.T  # (N, J)
-        u = pm.Uniform("latent_u", 0.0, 1.0, shape=(N, J), initval=np.full((N, J), 0.5))
-        pm.Potential("rating_loglik", ghk_loglik(L, cuts, lo, hi, u, mu))
-        e = ghk_innovations(L, cuts, lo, hi, u, mu)
-        A = solve_triangular(L, lam @ (Vh.T @ Vh), lower=True).T  # (F, J)
-        pm.Deterministic("factor_score_mean", m + e @ A.T, dims=("output", "trait"))
+        ratings_given_metrics(d, lstd, tau, lo, hi, m, Vh.T)
     return model
+
+
+def ratings_given_metrics(design: Design, lstd: Any, tau: Any, lo: Any, hi: Any,
+                          mean: Any, vroot: Any) -> None:
+    r"""Inside a model context: the ratings given the metrics, for the builds that
+    integrate the traits out. With the traits given the metrics :math:`N(m_n, V)`,
+    :math:`V = RR^\top` (``mean`` (N, F), ``vroot`` R (F, Q)), the standardized latent
+    responses are :math:`N(\Lambda m_n, \Lambda V\Lambda^\top +
+    \operatorname{diag}(1 - \lambda^{*2}))`, truncated to the box of the observed
+    categories (``lo``/``hi`` slots of the padded ``tau``): the ordinal CFA's augmented GHK
+    likelihood with each output's box moved by its mean (``rating_loglik``, latent
+    ``latent_u``). Adds ``factor_score_mean``, the traits' mean given :math:`y^*` and the
+    metrics, :math:`m_n + A e_n` (:math:`A = V\Lambda^\top L^{-\top}`, :math:`e_n` the
+    GHK innovations)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+    from pytensor.tensor.slinalg import solve_triangular
+
+    from bayesmeta.validity._ghk import cholesky, ghk_innovations, ghk_loglik
+
+    N, F, J = design.n_rows, design.n_factors, design.n_indicators
+    lam = lstd[:, None] * np.eye(F)[design.factor_of]  # (J, F)
+    lv = lam @ vroot  # (J, Q)
+    L = cholesky(lv @ lv.T + pt.diag(1.0 - lstd**2))
+    cuts = padded_cutpoints(tau)
+    mu = mean @ lam.T  # (N, J)
+    u = pm.Uniform("latent_u", 0.0, 1.0, shape=(N, J), initval=np.full((N, J), 0.5))
+    pm.Potential("rating_loglik", ghk_loglik(L, cuts, lo, hi, u, mu))
+    e = ghk_innovations(L, cuts, lo, hi, u, mu)
+    A = solve_triangular(L, lam @ (vroot @ vroot.T), lower=True).T  # (F, J)
+    pm.Deterministic("factor_score_mean", mean + e @ A.T, dims=("output", "trait"))
 
 
 def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.Dataset:
@@ -526,6 +547,7 @@ __all__ = [
     "model_key",
     "model_syntax",
     "prepare",
+    "ratings_given_metrics",
     "reported_dataset",
     "residual_correlation_draws",
     "resolve_parameterization",

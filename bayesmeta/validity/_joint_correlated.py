@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayesmeta._ordinal import padded_cutpoints
 from bayesmeta.validity._cfa_build import _structural_parameters, category_slots, model_coords
 
 #: The metric errors' covariance (``residuals=``): ``"auto"``, independent given the
@@ -117,10 +116,11 @@ def build_correlated_joint_model(jd: Any) -> Any:
     import pytensor.tensor as pt
     from pytensor.tensor.slinalg import solve_triangular
 
-    from bayesmeta.validity._ghk import cholesky, ghk_innovations, ghk_loglik
+    from bayesmeta.validity._ghk import cholesky
+    from bayesmeta.validity._joint_build import ratings_given_metrics
 
     d = jd.design
-    N, F, J = d.n_rows, d.n_factors, d.n_indicators
+    N, F = d.n_rows, d.n_factors
     M = len(jd.metrics)
     if not jd.observed.all():
         raise ValueError("residuals='correlated' needs every metric score observed.")
@@ -171,19 +171,8 @@ def build_correlated_joint_model(jd: Any) -> Any:
         omega_diag = pt.sum((ls @ lt) ** 2, axis=1)
         pm.Deterministic("error_sd", pt.sqrt(omega_diag - pt.sum(p**2, axis=1)),
                          dims="metric")
-        v = vc @ vc.T
-        pm.Deterministic("trait_given_metrics", v, dims=("trait", "trait2"))
-        # ---- the ratings given the metrics ----------------------------------------------
-        lam = lstd[:, None] * np.eye(F)[d.factor_of]  # (J, F)
-        lv = lam @ vc
-        L = cholesky(lv @ lv.T + pt.diag(1.0 - lstd**2))
-        cuts = padded_cutpoints(tau)
-        mu = m @ lam.T
-        u = pm.Uniform("latent_u", 0.0, 1.0, shape=(N, J), initval=np.full((N, J), 0.5))
-        pm.Potential("rating_loglik", ghk_loglik(L, cuts, lo, hi, u, mu))
-        e = ghk_innovations(L, cuts, lo, hi, u, mu)
-        A = solve_triangular(L, lam @ v, lower=True).T  # (F, J)
-        pm.Deterministic("factor_score_mean", m + e @ A.T, dims=("output", "trait"))
+        pm.Deterministic("trait_given_metrics", vc @ vc.T, dims=("trait", "trait2"))
+        ratings_given_metrics(d, lstd, tau, lo, hi, m, vc)
     return model
 
 
