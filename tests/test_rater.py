@@ -401,7 +401,7 @@ def _run_mocked(data, **kwargs):
 def test_sampler_options_and_drawn_seed(small):
     res, calls = _run_mocked(small, traits=["COH"], sampling={"draws": 123, "chains": 3})
     opts = calls[0]["options"]
-    assert (opts.draws, opts.chains, opts.tune, opts.sampler) == (123, 3, 500, "nutpie")
+    assert (opts.draws, opts.chains, opts.tune, opts.sampler) == (123, 3, 300, "nutpie")
     # no seed given: one is drawn, used and recorded, so the fit can be repeated
     seed = res.provenance["random_seed"]
     assert isinstance(seed, int) and calls[0]["random_seed"] == seed

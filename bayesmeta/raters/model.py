@@ -83,12 +83,13 @@ def _reported(discrimination: bool) -> list[str]:
 #: This model's sampler defaults (the rest from ``bayesmeta.options.SAMPLER_DEFAULTS``):
 #: nutpie's low-rank modified mass matrix, which captures the joint move of a
 #: near-deterministic rater's discrimination with the spread of the latent qualities that
-#: the diagonal one could not, and 500 tuning iterations per trait (1,000 until stop 37:
-#: SummEval met the targets on five of five seeds with 500, for 15-22% less CPU), and the
+#: the diagonal one could not, and 300 tuning iterations per trait (1,000 until stop 37,
+#: 500 until stop 40: SummEval met the targets on five of five seeds with 300, for 13-33%
+#: less CPU, and six of six recovery datasets at the first check), and the
 #: first check of the targets at 500 draws (1,000 until stop 39: with the partially
 #: centred quality consistency met them at 500-800 draws; ``models/rater.md``,
 #: "Convergence with the defaults").
-DEFAULTS: dict[str, Any] = {"mass_matrix": "low_rank", "tune": 500, "draws": 500}
+DEFAULTS: dict[str, Any] = {"mass_matrix": "low_rank", "tune": 300, "draws": 500}
 
 
 #: The design levels of the summary index, after ``estimand``.
@@ -324,7 +325,7 @@ def rater_bias(
         Probability of the highest-density intervals (default 0.94).
     sampling : SamplerOptions, dict, "fast" or "full", optional
         Draws, tuning, chains, sampler backend, step-size target, mass matrix and fast mode
-        (:class:`bayesmeta.SamplerOptions`; defaults 4 chains, 500 tuning iterations per
+        (:class:`bayesmeta.SamplerOptions`; defaults 4 chains, 300 tuning iterations per
         trait, the first check at 500 draws, extended until the targets are met, with
         nutpie's low-rank
         modified mass matrix: on SummEval COH it met R-hat <= 1.01 and ESS >= 400 in 1,200
