@@ -18,8 +18,8 @@ coordinates, :math:`\Omega = L L^\top`, :math:`\Psi = L_\Psi L_\Psi^\top`:
 
 * :math:`H = L_\Psi^{-1}\,\mathrm{Cov}(f, x)\,L^{-\top}` (T x M, singular values < 1: the
   canonical correlations of traits and metrics) is sampled as :math:`W`,
-  :math:`H = C^{-1/2} W`, :math:`C = I + WW^\top` (a bijection onto
-  :math:`\{H : HH^\top < I\}`), so :math:`V = L_\Psi C^{-1} L_\Psi^\top`,
+  :math:`H = L_A^{-1} W`, :math:`L_A L_A^\top = I + WW^\top` (a bijection onto
+  :math:`\{H : HH^\top < I\}`), so :math:`V = L_\Psi L_A^{-1} L_A^{-\top} L_\Psi^\top`,
   :math:`E[f_n \mid x_n] = L_\Psi H L^{-1}(x_n - a)`, :math:`B = L H^\top L_\Psi^{-1}`
   and :math:`\Sigma_e = L (I - H^\top H) L^\top`;
 * :math:`L = L_S \tilde L` with :math:`L_S` the Cholesky factor of the metrics' sample
@@ -34,13 +34,10 @@ coordinates, :math:`\Omega = L L^\top`, :math:`\Psi = L_\Psi L_\Psi^\top`:
   :math:`\Lambda V\Lambda^\top + \operatorname{diag}(1 - \lambda^{*2})`, as in
   :func:`~bayesmeta.validity._joint_build.build_marginal_joint_model`.
 
-Priors (metric scores standardized), those of the independent-error model where they
-apply: :math:`a_m \sim N(0, 1)`, :math:`b_{mt} \sim N(0, 1)`, and :math:`\Sigma_e \sim
-\text{inverse-Wishart}(M + 2, I)` (prior mean I) in place of the error sds' HalfNormal(1);
-the CFA's priors for the rest. The density in the sampler's coordinates carries the
-Jacobian of :math:`(W, \tilde L) \mapsto (B, \Sigma_e)` in closed form
-(:math:`H = C^{-1/2} W`, :math:`C = I + WW^\top`, the symmetric root, whose Jacobian is
-:math:`|C|^{-(M+T+1)/2}`). PyMC and PyTensor are imported inside the functions.
+Priors (metric scores standardized): :math:`a_m \sim N(0, 1)`, :math:`\Omega \sim
+\text{inverse-Wishart}(M + 2, I)` (prior mean I), :math:`W_{tm} \sim N(0, 1/M)` (prior
+median of the canonical :math:`R^2` about 0.5 whatever the number of metrics); the CFA's
+priors for the rest. PyMC and PyTensor are imported inside the functions.
 """
 
 from __future__ import annotations
@@ -119,6 +116,7 @@ def build_correlated_joint_model(jd: Any) -> Any:
     import pytensor.tensor as pt
     from pytensor.tensor.slinalg import solve_triangular
 
+    from bayesmeta.validity._ghk import cholesky
     from bayesmeta.validity._joint_build import ratings_given_metrics
 
     d = jd.design
@@ -153,38 +151,27 @@ def build_correlated_joint_model(jd: Any) -> Any:
         pm.Potential("metric_loglik",
                      -N * logdet_lt
                      - 0.5 * N * (pt.sum(lt_inv**2) + pt.sum((lt_inv @ c_n) ** 2)))
+        nu0 = M + 2.0
+        jac = np.arange(M + 1, 1, -1, dtype=float)  # (M - i + 2) for i = 1..M
+        pm.Potential("metric_cov_prior",
+                     -(nu0 + M + 1) * logdet_lt - 0.5 * pt.sum((lt_inv @ ls_inv) ** 2)
+                     + pt.sum(jac * g) / root_n)
         pm.Potential("metric_intercept_prior", -0.5 * pt.sum(a**2))
         # ---- traits and metrics: whitened cross-correlations -----------------------------
         w = pm.Flat("trait_metric_white", shape=(F, M), initval=np.zeros((F, M)))
-        lam_c, q = pt.linalg.eigh(eye_f + w @ w.T)  # C = I + W W' = Q diag(lam_c) Q'
-        c_isqrt = (q * lam_c**-0.5) @ q.T
-        h = c_isqrt @ w  # (F, M): H = C^-1/2 W, H H' = I - C^-1 < I
-        vc = chol @ (q * lam_c**-0.5)  # V = L_Psi C^-1 L_Psi' = vc vc'
-        l_inv = lt_inv @ ls_inv  # L^-1, Omega = L L'
+        pm.Potential("trait_metric_prior", -0.5 * M * pt.sum(w**2))
+        la = cholesky(eye_f + w @ w.T)
+        h = solve_triangular(la, w, lower=True)  # (F, M), H H' < I
+        vc = chol @ solve_triangular(la, eye_f, lower=True)  # V = vc vc'
         gain = chol @ h @ lt_inv  # (F, M): E[f | x] = gain (x~ - c_n)
         m = (xw - c_n[None, :]) @ gain.T  # (N, F)
         p = ls @ lt @ h.T  # (M, F): Cov(x, f) L_Psi^-T
         chol_inv = solve_triangular(chol, eye_f, lower=True)
-        b = pm.Deterministic("metric_loading", p @ chol_inv, dims=("metric", "trait"))
+        pm.Deterministic("metric_loading", p @ chol_inv, dims=("metric", "trait"))
         omega_diag = pt.sum((ls @ lt) ** 2, axis=1)
         pm.Deterministic("error_sd", pt.sqrt(omega_diag - pt.sum(p**2, axis=1)),
                          dims="metric")
         pm.Deterministic("trait_given_metrics", vc @ vc.T, dims=("trait", "trait2"))
-        # ---- priors b ~ N(0, 1), Sigma_e ~ IW(M + 2, I), with the Jacobian ----------------
-        # log|Sigma_e| = 2 log|L| - log|C|; tr(Sigma_e^-1) = |L^-1|^2 + |W L^-1|^2;
-        # log|d(B, Sigma_e) / d(W, g, o)| = log|dB/dW| + log|dOmega/d(g, o)|, with
-        # log|dB/dW| = T log|L| - M log|L_Psi| - (M + T + 1)/2 log|C| and
-        # log|dOmega/d(g, o)| = sum_i (M - i + 2) g_i / sqrt(N) (constants dropped)
-        log_c = pt.sum(pt.log(lam_c))
-        nu0 = M + 2.0
-        jac_omega = np.arange(M + 1, 1, -1, dtype=float)  # (M - i + 2), i = 1..M
-        pm.Potential("metric_prior",
-                     -0.5 * pt.sum(b**2)
-                     - 0.5 * (nu0 + M + 1) * (2 * logdet_lt - log_c)
-                     - 0.5 * (pt.sum(l_inv**2) + pt.sum((w @ l_inv) ** 2))
-                     + F * logdet_lt - M * pt.sum(pt.log(pt.diagonal(chol)))
-                     - 0.5 * (M + F + 1) * log_c
-                     + pt.sum(jac_omega * g) / root_n)
         ratings_given_metrics(d, lstd, tau, lo, hi, m, vc)
     return model
 
@@ -197,10 +184,14 @@ def white_cross(b: np.ndarray, corr: np.ndarray, metric_chol: np.ndarray) -> np.
 
 
 def w_from_h(h: np.ndarray) -> np.ndarray:
-    """The inverse of ``H = C^-1/2 W``, ``C = I + W W'``: ``W = C^1/2 H`` with
-    ``C = (I - H H')^-1`` (``H`` with singular values below 1)."""
-    lam, q = np.linalg.eigh(np.linalg.inv(np.eye(h.shape[0]) - h @ h.T))
-    return (q * np.sqrt(lam)) @ q.T @ h
+    """The inverse of ``H = L_A^-1 W``, ``L_A L_A' = I + W W'``: ``W = L_A H`` with
+    ``L_A' L_A = (I - H H')^-1`` (a Cholesky factor of the reversed matrix, reversed)."""
+    F = h.shape[0]
+    r = np.linalg.inv(np.eye(F) - h @ h.T)
+    flip = np.eye(F)[::-1]
+    low = np.linalg.cholesky(flip @ r @ flip)
+    la = flip @ low.T @ flip
+    return la @ h
 
 
 def correlated_start(base: dict[str, Any], moments: dict[str, np.ndarray],
