@@ -96,6 +96,8 @@ KEYWORDS: dict[str, str] = {
               "('normal' or 'student_t')",
     "method_factors": "metric_variance(estimator='joint'): metric method factors, the "
                       "metrics' common variance beyond the traits ('auto' or a number)",
+    "residuals": "metric_variance(estimator='joint'): the metric errors' covariance given "
+                 "the traits ('auto', 'independent' or 'correlated')",
     "compare": "also compare metrics pairwise",
     "corruptions": "metric_unit_tests: the corruptions applied",
     "cuts": "ks_score: where the human scores are split",

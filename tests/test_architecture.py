@@ -47,6 +47,7 @@ BAYESIAN = {
     "bayesmeta.correlation._model_result",
     "bayesmeta.validity.joint_model", "bayesmeta.validity._joint_build",
     "bayesmeta.validity._joint_start", "bayesmeta.validity._joint_checks",
+    "bayesmeta.validity._joint_correlated",
     "bayesmeta.validity.modular",
 }
 #: Entry points that dispatch to a classical estimator or a Bayesian model by an option.

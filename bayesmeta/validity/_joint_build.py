@@ -388,10 +388,9 @@ def draw_marginal_traits(posterior: xr.Dataset, jd: JointData, seed: int) -> xr.
     # block of (blockdiag(Psi, I)^-1 + [B, C]' D^-1 [B, C] + Lambda' Theta^-1 Lambda)^-1;
     # with correlated errors V^-1 + Lambda' Theta^-1 Lambda, V stored by the model
     rating_prec = np.einsum("sjf,sj,sjg->sfg", lam, 1.0 / (1.0 - lstd**2), lam)
-    if "trait_given_metrics" in posterior:
-        from bayesmeta.validity._joint_correlated import trait_precision
-
-        prec = trait_precision(posterior) + rating_prec
+    if "trait_given_metrics" in posterior:  # V, stored by the correlated-errors build
+        v = posterior["trait_given_metrics"].transpose("chain", "draw", "trait", "trait2")
+        prec = np.linalg.inv(v.values.reshape(C * S, F, F)) + rating_prec
     else:
         prec = np.einsum("smf,sm,smg->sfg", bt, sd**-2, bt)
         prec[:, :F, :F] += np.linalg.inv(psi) + rating_prec

@@ -45,7 +45,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
 from bayesmeta.validity._cfa_build import _structural_parameters, category_slots, model_coords
 
@@ -212,12 +211,6 @@ def correlated_start(base: dict[str, Any], moments: dict[str, np.ndarray],
     return keep
 
 
-def trait_precision(posterior: xr.Dataset) -> np.ndarray:
-    """Per draw (flattened), the traits' precision given the metrics, ``V^-1``."""
-    v = posterior["trait_given_metrics"].transpose("chain", "draw", "trait", "trait2").values
-    return np.linalg.inv(v.reshape(-1, *v.shape[-2:]))
-
-
 __all__ = ["CORRELATED_TRACE", "RESIDUALS", "build_correlated_joint_model",
-           "correlated_data", "correlated_start", "resolve_residuals", "trait_precision",
+           "correlated_data", "correlated_start", "resolve_residuals",
            "w_from_h", "white_cross", "whitened"]
