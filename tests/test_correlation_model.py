@@ -341,6 +341,7 @@ def test_simulator_truth_and_discretisation_with_parameter_sets():
 
 
 # ============================================================================ small fit
+@pytest.mark.slow  # two MCMC fits: the slow tier (the default tier's 15-minute budget)
 def test_fast_fit_small(pymc, tmp_path):
     _params, sim = _sim(n_metrics=2, n_systems=6, n_items=30, seed=2, r_mu=0.4, r_sigma=0.1,
                        rho=0.5)
