@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from bayesmeta.cli import main
 
@@ -36,6 +37,7 @@ def test_reliability_reports_bad_input(tmp_path, capsys):
     assert "Expert.1.COH" in err and "9" in err
 
 
+@pytest.mark.slow  # an MCMC run (32 s): the slow tier, for the default tier's budget
 def test_demo_with_bayes_prints_posteriors_beside_classical(capsys):
     assert main(["demo", "--text", "--bayes", "--fast", "--seed", "3"]) == 0
     out = capsys.readouterr().out
