@@ -62,17 +62,17 @@ def report(
     coordinate on ``rater``, or humans and LLM judges), MTMM, concurrent validity,
     correlation measures with P(A beats B), discriminative power and ranking consistency,
     rater diagnosis, ordinal CFA, metric validity: claimed trait, other traits and error per
-    metric, with ``bayes="full"`` also from the modular Bayesian route) and collects their
-    tables (classical and Bayesian side by side, intervals drawn as intervals), plots,
-    two-line readings and timings. The page opens with the answer: per trait the best
-    metrics with their intervals and P(best), the raters that disagree or deviate, what the
-    data could not support, every data-quality finding (and MCMC tables with
-    ``r_hat > 1.01``, ``ess_bulk < 400`` or divergences, when there are any); settings and
-    provenance close it. A section whose inputs the data lacks is *skipped* with the reason
-    (no ordinal ratings: the rater sections); a section with an estimate that cannot be computed is
-    *partial*, with the reason; a section that raises is shown as *failed* with the error,
-    and the report goes on. Before computing, the time of each section is estimated and
-    fitted into ``budget``.
+    metric, with ``bayes="full"`` also from the joint and modular Bayesian routes) and
+    collects their tables (classical and Bayesian side by side, intervals drawn as
+    intervals), plots, two-line readings and timings. The page opens with the answer: per
+    trait the best metrics with their intervals and P(best), the raters that disagree or
+    deviate, what the data could not support, every data-quality finding (and MCMC tables
+    with ``r_hat > 1.01``, ``ess_bulk < 400`` or divergences, when there are any); settings
+    and provenance close it. A section whose inputs the data lacks is *skipped* with the
+    reason (no ordinal ratings: the rater sections); a section with an estimate that cannot
+    be computed is *partial*, with the reason; a section that raises is shown as *failed*
+    with the error, and the report goes on. Before computing, the time of each section is
+    estimated and fitted into ``budget``.
 
     Parameters
     ----------

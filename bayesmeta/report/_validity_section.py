@@ -9,16 +9,21 @@ report's metric selection: ``--metrics`` when reading a file).
 * ``bayes="off"`` (and ``"fast"``): the classical two-stage route, each metric regressed on
   the CFA's EBM factor scores (regression calibration), with its percentile bootstrap over
   systems and items.
-* ``bayes="full"``: also the modular Bayesian route (``estimator="modular"`` on the CFA
-  section's Bayesian ordinal CFA: the experts' traits, each metric's coefficients and error
-  variance given them, with the scores' posterior uncertainty and the CFA's posterior of
-  the factor correlations propagated), its posterior means and HDIs
-  beside the classical columns, and its convergence line. The joint model is not run: where
-  metrics outnumber raters it redefines the traits (``models/metric_validity.md``).
+* ``bayes="full"``: also the two Bayesian routes on the CFA section's Bayesian ordinal CFA.
+  The **joint** route (``estimator="joint"``: ratings and metric scores as indicators of
+  the same traits in one PyMC model; where the metrics outnumber the rating columns their
+  errors are correlated, so the metrics cannot redefine the traits) leads when its chains
+  meet the targets and its traits keep the ratings' factor correlations; else the
+  **modular** route (``estimator="modular"``: each metric's coefficients and error
+  variance given the CFA's traits, the scores' posterior uncertainty propagated) leads,
+  and the page says why. The other route's estimates follow in one table, and the
+  classical route's after them. Every table says which route its columns come from.
 """
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,8 +34,8 @@ from bayesmeta.report._blocks import _n, block, extremes, forest
 from bayesmeta.report._core import ESS_MIN, RHAT_MAX, Context, Section, SectionOutput, Skipped
 from bayesmeta.report._panel_sections import bayes_cfa, cfa_panel, wlsmv_cfa
 
-__all__ = ["SHARES", "VALIDITY_SECTION", "combined", "posterior_convergence",
-           "validity_section"]
+__all__ = ["SHARES", "VALIDITY_SECTION", "Route", "bayes_routes", "combined",
+           "joint_fit", "posterior_convergence", "validity_section"]
 
 #: The estimands of the section's first table (per metric).
 SHARES = ("trait_share", "other_traits_share", "error_share")
@@ -46,11 +51,21 @@ MODULAR_ROUTE = ("Modular Bayesian route: the Bayesian ordinal CFA of the rating
                  "(so its error variance is estimated) and the CFA's posterior of the factor "
                  "correlations in the standardization (models/metric_validity.md); the "
                  "metrics do not redefine the traits.")
-JOINT_OFFER = ("The joint model (ratings and metrics as indicators of the same traits in one "
-               "PyMC model) is not run here: where metrics outnumber raters it lets the "
-               "metrics redefine the traits, moving the factor correlations away from the "
-               "ratings' own, and its chains may not converge (models/metric_validity.md); "
-               "fit it with bm.metric_variance(data, fit, estimator='joint').")
+JOINT_ROUTE = ("Joint Bayesian route: ratings (ordinal CFA) and standardized metric scores "
+               "are indicators of the same traits in one PyMC model, so every metric's "
+               "coefficients and error variance are estimated with the traits and their "
+               "uncertainty; where the metrics outnumber the rating columns the metrics' "
+               "errors are correlated (an unrestricted error covariance), so what the "
+               "metrics share cannot redefine the traits (models/metric_validity.md).")
+MODULAR_WARNING = ("WARNING: the modular route's draws (the Bayesian CFA's chains) did not "
+                   "meet the convergence targets; do not report its numbers before refitting "
+                   "the CFA with more draws (bm.cfa(model, data, estimator='bayes', "
+                   "sampling={'draws': ...}), then bm.metric_variance(data, fit, "
+                   "estimator='modular')).")
+JOINT_WARNING = ("WARNING: the joint route's chains did not meet the convergence targets; do "
+                 "not report its numbers before refitting with more draws "
+                 "(bm.metric_variance(data, fit, estimator='joint', sampling={'draws': "
+                 "...})).")
 TITLE = "Metric validity: claimed trait, other traits, error"
 
 
@@ -113,10 +128,84 @@ def _reading(frame: pd.DataFrame, column: str) -> str:
     return "\n".join(ln for ln in lines if ln)
 
 
+@dataclass
+class Route:
+    """One Bayesian metric-validity route of the section: its result, what it is (one
+    sentence), its convergence line and whether it met the targets, and the warning the
+    page shows when it did not."""
+
+    name: str
+    sentence: str
+    result: Any
+    line: str
+    ok: bool
+    warning: str
+    caveat: str = ""
+
+    def beside(self, classical: Any) -> str:
+        """The table title's description of its columns."""
+        return (f"classical two-stage beside the {self.name} Bayesian route"
+                if classical is not None else f"{self.name} Bayesian route")
+
+    def table_notes(self) -> list[str]:
+        """The notes that open this route's tables."""
+        return [self.sentence.replace("route:", "route (mean, sd and HDI columns):"),
+                self.line] + ([self.caveat] if self.caveat else []) + (
+                    [] if self.ok else [self.warning])
+
+
+def joint_fit(ds: xr.Dataset, fit: Any, ctx: Context) -> Any:
+    """The joint route: ``bm.metric_variance(ds, fit, estimator="joint")`` on the report's
+    Bayesian CFA with the report's seed, sampler setting and interval."""
+    from bayesmeta.validity import metric_variance
+
+    return metric_variance(ds, fit, estimator="joint", ci_prob=ctx.ci_prob,
+                           sampling=ctx.sampling, random_seed=ctx.random_seed,
+                           progress=ctx.progress)
+
+
+def bayes_routes(ds: xr.Dataset, ctx: Context, syntax: str) -> tuple[list[Route], list[str]]:
+    """The modular and joint routes on the report's Bayesian CFA, the leading one first,
+    and why the joint route does not lead where it does not: it could not be computed
+    (then it is left out), its traits moved away from the ratings' own (a
+    ``TraitDriftWarning``), or its chains missed the targets where the modular route's
+    met them."""
+    from bayesmeta.validity import metric_variance
+    from bayesmeta.validity._joint_checks import TraitDriftWarning
+
+    fit = bayes_cfa(ds, ctx, syntax)
+    modular = metric_variance(ds, fit, estimator="modular", ci_prob=ctx.ci_prob,
+                              random_seed=ctx.random_seed)
+    line, ok = posterior_convergence(modular, fit)
+    mod = Route("modular", MODULAR_ROUTE, modular, line, ok, MODULAR_WARNING)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            joint = joint_fit(ds, fit, ctx)
+    except ValueError as err:
+        return [mod], [f"The joint route cannot be computed on this data: {err}"]
+    drift = [str(w.message) for w in caught if issubclass(w.category, TraitDriftWarning)]
+    for w in caught:
+        if not issubclass(w.category, TraitDriftWarning):
+            warnings.warn(w.message, w.category, stacklevel=2)
+    line, ok = posterior_convergence(joint)
+    jr = Route("joint", JOINT_ROUTE, joint, line, ok, JOINT_WARNING,
+               caveat=f"Its traits are not the ratings' own: {drift[0]}" if drift else "")
+    if drift:
+        return [mod, jr], ["The modular route leads: in the joint model the metrics moved "
+                           "the traits away from the ratings' own factor correlations "
+                           "(the joint table's note says which)."]
+    if not ok and mod.ok:
+        return [mod, jr], ["The modular route leads: the joint route's chains did not meet "
+                           "the convergence targets."]
+    return [jr, mod], []
+
+
 def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
     """Per metric: the claimed trait's share, the other traits' share and the error share
     ``1 - R^2`` (:func:`bayesmeta.metric_variance` on the report's WLSMV CFA), and with
-    ``bayes="full"`` the modular Bayesian route beside it."""
+    ``bayes="full"`` the joint and modular Bayesian routes beside it
+    (:func:`bayes_routes`)."""
     from bayesmeta.validity import cfa, metric_variance
 
     if "score" not in ds or _n(ds, "metric") < 1:
@@ -152,44 +241,43 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         shown, column = classical, "classical"
     read, read_column = None, ""
     if ctx.bayes == "full":
-        post = metric_variance(ds, bayes_cfa(ds, ctx, syntax), estimator="modular",
-                               ci_prob=ctx.ci_prob, random_seed=ctx.random_seed)
-        results.append(post)
-        line, ok = posterior_convergence(post, bayes_cfa(ds, ctx, syntax))
-        warning = ("WARNING: the modular route's draws (the Bayesian CFA's chains) did not "
-                   "meet the convergence targets; do not report its numbers before refitting "
-                   "the CFA with more draws (bm.cfa(model, data, estimator='bayes', "
-                   "sampling={'draws': ...}), then bm.metric_variance(data, fit, "
-                   "estimator='modular')).")
-        shown, column = (combined(classical, post) if classical is not None else post), "mean"
+        routes, why_lead = bayes_routes(ds, ctx, syntax)
+        lead = routes[0]
+        results += [r.result for r in routes]
+        shown, column = (combined(classical, lead.result) if classical is not None
+                         else lead.result), "mean"
         frame = shown.summary()
         shares = np.isin(frame.index.get_level_values(0), SHARES)
-        both = "classical two-stage beside the modular Bayesian route" \
-            if classical is not None else "modular Bayesian route"
-        post_tables = [block(shown, ctx, f"{TITLE}: {both}, shares per metric",
-                             rows=shares if shares.any() else None),
-                       block(shown, ctx, f"{TITLE}: {both}, every estimate")]
-        for t in post_tables:
+        post_tables = [block(shown, ctx, f"{TITLE}: {lead.beside(classical)}, shares per "
+                             f"metric", rows=shares if shares.any() else None),
+                       block(shown, ctx, f"{TITLE}: {lead.beside(classical)}, every "
+                             f"estimate")]
+        for other in routes[1:]:
+            other_shown = (combined(classical, other.result) if classical is not None
+                           else other.result)
+            post_tables.append(block(other_shown, ctx, f"{TITLE}: "
+                                     f"{other.beside(classical)}, every estimate"))
+        for t, route in zip(post_tables, [lead, *routes], strict=True):
             t.notes[:0] = ([CLASSICAL_ROUTE.replace("route:", "route (classical columns):")]
-                           if classical is not None else []) + [
-                MODULAR_ROUTE.replace("route:", "route (mean, sd and HDI columns):"),
-                line] + ([] if ok else [warning])
-        # the posterior leads where it can be read; else the classical route does
-        trusted = classical is None or ok
+                           if classical is not None else []) + route.table_notes()
+        # a Bayesian route leads where it can be read; else the classical route does
+        trusted = classical is None or lead.ok
         tables = post_tables + tables if trusted else tables + post_tables
-        notes += [MODULAR_ROUTE, line, JOINT_OFFER]
-        notes[:0] = [] if ok else [warning]
+        for route in routes:
+            notes += [route.sentence, route.line]
+        notes += why_lead
+        notes[:0] = [] if lead.ok else [lead.warning]
         if not trusted:
             read, read_column = classical, "classical"
-            notes.append("The reading and the first tables come from the classical route: "
-                         "the modular route's draws did not converge (warning above).")
+            notes.append(f"The reading and the first tables come from the classical route: "
+                         f"the {lead.name} route's draws did not converge (warning above).")
         title = "Error share 1 - R^2 per metric: " + (
-            "classical (cross) and modular posterior (dot, HDI)" if classical is not None
-            else "modular posterior (dot, HDI)")
+            f"classical (cross) and {lead.name} posterior (dot, HDI)" if classical is not None
+            else f"{lead.name} posterior (dot, HDI)")
     else:
-        notes.append("The Bayesian route (the Bayesian CFA's traits, each metric's "
-                     "coefficients and error variance given them) runs with --bayes full "
-                     "only" + (": it needs the full Bayesian CFA, whose preview is too rough "
+        notes.append("The Bayesian routes (the joint model of ratings and metrics, and the "
+                     "modular route on the Bayesian CFA's traits) run with --bayes full "
+                     "only" + (": they need the full Bayesian CFA, whose preview is too rough "
                                "to set beside the classical route." if ctx.bayes == "fast"
                                else "."))
         title = "Error share 1 - R^2 per metric (classical two-stage route)"
