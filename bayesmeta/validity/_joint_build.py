@@ -288,11 +288,7 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
               "method": [f"method{k + 1}" for k in range(K)]}
     eye_f, eye_q = np.eye(F), np.eye(Q)
     with pm.Model(coords=coords) as model:
-        # PyMC stores integer data as int32; the kernel reads int64
-        lo = pt.cast(pm.Data("lo_slot", vals["lo_slot"], dims=("output", "indicator")),
-                     "int64")
-        hi = pt.cast(pm.Data("hi_slot", vals["hi_slot"], dims=("output", "indicator")),
-                     "int64")
+        lo, hi = category_data(vals)
         x = pm.Data("metric_score", vals["metric_score"], dims=("output", "metric"))
         lstd, tau, chol, _ = _structural_parameters(d, (1.0, 1.0), 1.0)
         a = pm.Normal("metric_intercept", 0.0, 1.0, dims="metric")
@@ -328,6 +324,17 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
         Vh = solve_triangular(LP, eye_q, lower=True)[:, :F]  # traits' V = Vh' Vh
         ratings_given_metrics(d, lstd, tau, lo, hi, m, Vh.T)
     return model
+
+
+def category_data(vals: dict[str, np.ndarray]) -> tuple[Any, Any]:
+    """The ratings' category slots (``lo_slot``, ``hi_slot``) as data containers of the
+    model in context, cast to the int64 the GHK kernel reads (PyMC stores integer data as
+    int32)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    return tuple(pt.cast(pm.Data(name, vals[name], dims=("output", "indicator")), "int64")
+                 for name in ("lo_slot", "hi_slot"))
 
 
 def ratings_given_metrics(design: Design, lstd: Any, tau: Any, lo: Any, hi: Any,
@@ -539,6 +546,7 @@ __all__ = [
     "JointData",
     "build_joint_model",
     "build_marginal_joint_model",
+    "category_data",
     "draw_marginal_traits",
     "estimand_draws",
     "metric_log_likelihood",

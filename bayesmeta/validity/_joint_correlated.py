@@ -35,8 +35,12 @@ coordinates, :math:`\Omega = L L^\top`, :math:`\Psi = L_\Psi L_\Psi^\top`:
   :func:`~bayesmeta.validity._joint_build.build_marginal_joint_model`.
 
 Priors (metric scores standardized): :math:`a_m \sim N(0, 1)`, :math:`\Omega \sim
-\text{inverse-Wishart}(M + 2, I)` (prior mean I), :math:`W_{tm} \sim N(0, 1/M)` (prior
-median of the canonical :math:`R^2` about 0.5 whatever the number of metrics); the CFA's
+\text{inverse-Wishart}(M + 2, I)` (prior mean I), and each row of :math:`W` as a level
+and a direction, :math:`W_t = \sqrt{\rho_t / (1 - \rho_t)}\, z_t / \sqrt M`,
+:math:`\rho_t \sim \text{Beta}(1, 1)`, :math:`z_{tm} \sim N(0, 1)`: :math:`\rho_t` is
+about the :math:`R^2` of the t-th (Cholesky-whitened) trait on the metrics, uniform a
+priori whatever the number of metrics (:math:`W_{tm} \sim N(0, 1/M)`, the first prior,
+fixed it near 0.5 ever more tightly as M grew, and pulled the error shares up); the CFA's
 priors for the rest. PyMC and PyTensor are imported inside the functions.
 """
 
@@ -116,7 +120,7 @@ def build_correlated_joint_model(jd: Any) -> Any:
     from pytensor.tensor.slinalg import solve_triangular
 
     from bayesmeta.validity._ghk import cholesky
-    from bayesmeta.validity._joint_build import ratings_given_metrics
+    from bayesmeta.validity._joint_build import category_data, ratings_given_metrics
 
     d = jd.design
     N, F = d.n_rows, d.n_factors
@@ -129,10 +133,7 @@ def build_correlated_joint_model(jd: Any) -> Any:
     eye_f, eye_m = np.eye(F), np.eye(M)
     coords = {**model_coords(d), "metric": list(jd.metrics)}
     with pm.Model(coords=coords) as model:
-        lo = pt.cast(pm.Data("lo_slot", vals["lo_slot"], dims=("output", "indicator")),
-                     "int64")
-        hi = pt.cast(pm.Data("hi_slot", vals["hi_slot"], dims=("output", "indicator")),
-                     "int64")
+        lo, hi = category_data(vals)
         xw = pm.Data("metric_white", vals["metric_white"], dims=("output", "metric"))
         ls = pm.Data("metric_chol", vals["metric_chol"])
         ls_inv = pm.Data("metric_chol_inv", vals["metric_chol_inv"])
@@ -157,8 +158,10 @@ def build_correlated_joint_model(jd: Any) -> Any:
                      + pt.sum(jac * g) / root_n)
         pm.Potential("metric_intercept_prior", -0.5 * pt.sum(a**2))
         # ---- traits and metrics: whitened cross-correlations -----------------------------
-        w = pm.Flat("trait_metric_white", shape=(F, M), initval=np.zeros((F, M)))
-        pm.Potential("trait_metric_prior", -0.5 * M * pt.sum(w**2))
+        level = pm.Beta("trait_metric_r2", 1.0, 1.0, dims="trait")
+        z = pm.Normal("trait_metric_dir", 0.0, 1.0, shape=(F, M))
+        w = pm.Deterministic("trait_metric_white",
+                             pt.sqrt(level / (1.0 - level))[:, None] * z / np.sqrt(M))
         la = cholesky(eye_f + w @ w.T)
         h = solve_triangular(la, w, lower=True)  # (F, M), H H' < I
         vc = chol @ solve_triangular(la, eye_f, lower=True)  # V = vc vc'
@@ -193,6 +196,16 @@ def w_from_h(h: np.ndarray) -> np.ndarray:
     return la @ h
 
 
+def level_direction(w: np.ndarray) -> dict[str, np.ndarray]:
+    """``W`` in the model's coordinates: each row's level ``rho_t = ||W_t||^2 /
+    (1 + ||W_t||^2)`` and direction ``z_t = sqrt(M) W_t / ||W_t||`` (the inverse of
+    ``W_t = sqrt(rho_t / (1 - rho_t)) z_t / sqrt(M)`` where ``||z_t|| = sqrt(M)``)."""
+    M = w.shape[1]
+    norm = np.maximum(np.linalg.norm(w, axis=1), 1e-3)
+    return {"trait_metric_r2": norm**2 / (1.0 + norm**2),
+            "trait_metric_dir": w * (np.sqrt(M) / norm)[:, None]}
+
+
 def correlated_start(base: dict[str, Any], moments: dict[str, np.ndarray],
                      metric_chol: np.ndarray) -> dict[str, Any]:
     """Starting values: the ratings' part of ``base`` (``moment_start``), the metrics'
@@ -207,10 +220,10 @@ def correlated_start(base: dict[str, Any], moments: dict[str, np.ndarray],
     M = h.shape[1]
     keep.update({"metric_mean_white": np.zeros(M), "metric_chol_logdiag": np.zeros(M),
                  "metric_chol_offdiag": np.zeros(M * (M - 1) // 2),
-                 "trait_metric_white": w_from_h(h)})
+                 **level_direction(w_from_h(h))})
     return keep
 
 
 __all__ = ["CORRELATED_TRACE", "RESIDUALS", "build_correlated_joint_model",
-           "correlated_data", "correlated_start", "resolve_residuals",
+           "correlated_data", "correlated_start", "level_direction", "resolve_residuals",
            "w_from_h", "white_cross", "whitened"]
