@@ -11,7 +11,7 @@ to consistency (``claims={"SummaQA": "con"}``): P(its coefficient on consistency
 largest of the four) and P(specificity > 1/2).
 
     nice python benchmarks/summeval_joint_validity.py [--seeds 1 2] [--metrics NAME ...]
-        [--two-stage]
+        [--two-stage] [--sampling '{"tune": 250}']
 
 ``--two-stage`` also times the two-stage Bayesian route on the same seed, in the same run
 (``bm.cfa(M4, data, estimator="bayes")`` with its defaults, then ``bm.metric_variance`` on
@@ -73,6 +73,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--two-stage", action="store_true",
                         help="also time the two-stage Bayesian route (CFA, then regression)")
+    parser.add_argument("--sampling", type=json.loads, default=None,
+                        help="sampling= of the joint fit as JSON (default: its defaults)")
     args = parser.parse_args()
     ds = bm.datasets.summeval(bm.datasets.find_summeval(download=False))
     with warnings.catch_warnings():
@@ -90,7 +92,8 @@ def main() -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             res = bm.metric_variance(ds, M4, estimator="joint", metrics=args.metrics,
-                                     claims={"SummaQA": "con"}, random_seed=seed)
+                                     claims={"SummaQA": "con"}, random_seed=seed,
+                                     sampling=args.sampling)
         secs = time.perf_counter() - t0
         load_joint = [round(x, 2) for x in os.getloadavg()]
         two_stage = {}
@@ -108,7 +111,8 @@ def main() -> None:
         post = res.idata.posterior
         est = tab.index.get_level_values("estimand")
         key = est.isin(["validity_coefficient", "error_variance", "error_share"])
-        rec = {"seed": seed, "metrics": len(post["metric"]), "seconds": round(secs, 1),
+        rec = {"seed": seed, "sampling": args.sampling or "defaults",
+               "metrics": len(post["metric"]), "seconds": round(secs, 1),
                "loadavg": load_joint, "load_at_start": load_start,
                "parameterization": post.attrs.get("parameterization"),
                "residuals": post.attrs.get("residuals"),
