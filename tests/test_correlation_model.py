@@ -422,16 +422,29 @@ def test_fast_fit_small(pymc, tmp_path):
     xr.testing.assert_allclose(back.parameter_draws()["rho"], fit.parameter_draws()["rho"])
 
 
-def test_judgment_human_score_and_old_keywords_refused(pymc):
-    """A continuous judgment is a human score like the mean of ratings: fitting the
-    judgment equals fitting the same values given as ``human=``; the previous release's
-    sampler keywords are refused."""
+def _judgment_data():
+    """A continuous judgment (trait ``fact``) and the same values as a human score."""
     _params, sim = _sim(n_metrics=2, n_systems=6, n_items=30, seed=2, r_mu=0.4, r_sigma=0.1,
                        rho=0.5)
     hum = sim["human"].sel(metric="m0", drop=True)
-    data = sim[["score"]].assign(judgment=hum.expand_dims(trait=["fact"], axis=-1))
+    return sim[["score"]].assign(judgment=hum.expand_dims(trait=["fact"], axis=-1)), hum
+
+
+def test_old_sampler_keywords_refused(pymc):
+    """The previous release's sampler keywords are refused, naming the keyword."""
+    data, _ = _judgment_data()
+    with pytest.raises(TypeError, match="fast"):
+        C.fit_correlation_model(data, "fact", fast=True, random_seed=3)
+
+
+@pytest.mark.slow
+def test_judgment_is_fitted_as_a_human_score(pymc):
+    """A continuous judgment is a human score like the mean of ratings: fitting the
+    judgment equals fitting the same values given as ``human=`` (two MCMC fits, so in the
+    slow tier)."""
     from bayesmeta.sampling import ConvergenceWarning
 
+    data, hum = _judgment_data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         # the same seed gives the same draws: a short run shows the equality
@@ -439,8 +452,6 @@ def test_judgment_human_score_and_old_keywords_refused(pymc):
         judged = C.fit_correlation_model(data, "fact", sampling=short, random_seed=3)
         given = C.fit_correlation_model(data, human=hum.rename("fact"), sampling=short,
                                         random_seed=3)
-        with pytest.raises(TypeError, match="fast"):
-            C.fit_correlation_model(data, "fact", fast=True, random_seed=3)
     pd.testing.assert_frame_equal(judged.summary(), given.summary())
     assert set(judged.summary().index.get_level_values("trait")) == {"fact"}
     assert "fact (judgment)" in judged.info["data"]

@@ -378,6 +378,7 @@ def sticky():
     return m
 
 
+@pytest.mark.slow
 def test_models_sampled_together_are_thinned_to_the_shortest_length_and_rechecked(toy,
                                                                                   sticky):
     """Each model samples to its own targets; the one that needed more draws is thinned to
