@@ -36,7 +36,7 @@ def _all_stats(ds) -> dict[str, pd.Series]:
     return out
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=10)  # seven analyses per example: the default tier's budget
 @given(seed=st.integers(0, 10_000), n_sys=st.integers(4, 9), n_items=st.integers(3, 12),
        perm_seed=st.integers(0, 10_000))
 def test_relabelling_systems_and_items_changes_nothing(seed, n_sys, n_items, perm_seed):
