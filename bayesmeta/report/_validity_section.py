@@ -147,6 +147,11 @@ class Route:
         return (f"classical two-stage beside the {self.name} Bayesian route"
                 if classical is not None else f"{self.name} Bayesian route")
 
+    def shown(self, classical: Any) -> Any:
+        """The result its tables show: beside the classical route's columns, when there
+        are any (:func:`combined`)."""
+        return combined(classical, self.result) if classical is not None else self.result
+
     def table_notes(self) -> list[str]:
         """The notes that open this route's tables."""
         return [self.sentence.replace("route:", "route (mean, sd and HDI columns):"),
@@ -244,8 +249,7 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
         routes, why_lead = bayes_routes(ds, ctx, syntax)
         lead = routes[0]
         results += [r.result for r in routes]
-        shown, column = (combined(classical, lead.result) if classical is not None
-                         else lead.result), "mean"
+        shown, column = lead.shown(classical), "mean"
         frame = shown.summary()
         shares = np.isin(frame.index.get_level_values(0), SHARES)
         post_tables = [block(shown, ctx, f"{TITLE}: {lead.beside(classical)}, shares per "
@@ -253,9 +257,7 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
                        block(shown, ctx, f"{TITLE}: {lead.beside(classical)}, every "
                              f"estimate")]
         for other in routes[1:]:
-            other_shown = (combined(classical, other.result) if classical is not None
-                           else other.result)
-            post_tables.append(block(other_shown, ctx, f"{TITLE}: "
+            post_tables.append(block(other.shown(classical), ctx, f"{TITLE}: "
                                      f"{other.beside(classical)}, every estimate"))
         for t, route in zip(post_tables, [lead, *routes], strict=True):
             t.notes[:0] = ([CLASSICAL_ROUTE.replace("route:", "route (classical columns):")]
