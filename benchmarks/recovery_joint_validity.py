@@ -32,6 +32,8 @@ seeds:
 covariance (``residuals="correlated"``) on the same datasets (simulated with independent
 errors, a special case), appending to ``benchmarks/results/joint_validity_correlated.jsonl``;
 ``--error-corr R`` simulates errors correlated R in every pair instead (with ``--out``).
+These lines also carry the coverage of the residual correlations' HDIs
+(``residual_correlations()``) against the realized correlations of the true residuals.
 
 ``--modular`` fits one Bayesian CFA per dataset and runs both the modular route
 (``estimator="modular"``) and the two-stage route on it, appending to
@@ -112,6 +114,8 @@ def one(seed: int, args: argparse.Namespace) -> dict:
     rec["min_ess_bulk"] = float(np.nanmin(tab["ess_bulk"]))
     rec["min_ess_tail"] = float(np.nanmin(tab["ess_tail"]))
     _posterior_records(rec, "", post, ds)
+    if args.residuals == "correlated":
+        _residual_records(rec, res, ds)
     if args.classical:
         try:
             with warnings.catch_warnings():
@@ -124,6 +128,29 @@ def one(seed: int, args: argparse.Namespace) -> dict:
             return rec
         _route_records(rec, "classical", cl, ds)
     return rec
+
+
+def realized_residual_corr(ds) -> np.ndarray:
+    """The correlations over outputs of the metrics' true residuals (score minus the true
+    traits times the true raw coefficients; the intercepts drop out of a correlation):
+    what ``residual_correlations()`` estimates, pairs in its order (``metric <
+    metric2``)."""
+    x = ds["score"].isel(run=0).transpose("system", "item", "metric").values
+    f = ds["true_trait"].transpose("system", "item", "trait").values
+    b = ds["true_validity_raw"].transpose("metric", "trait").values
+    r = (x - f @ b.T).reshape(-1, x.shape[-1])
+    return np.corrcoef(r.T)[np.triu_indices(x.shape[-1], 1)]
+
+
+def _residual_records(rec: dict, res, ds) -> None:
+    """Coverage, error and width of the residual correlations' HDIs against the realized
+    ones (not the population's: App. A.6's correlations are of this sample's residuals)."""
+    rc = res.residual_correlations()
+    truth = realized_residual_corr(ds)
+    lo, hi = rc["hdi_low"].to_numpy(), rc["hdi_high"].to_numpy()
+    rec["residual_corr_cover"] = _cover(lo, hi, truth)
+    rec["residual_corr_error"] = [round(float(v), 5) for v in rc["mean"].to_numpy() - truth]
+    rec["residual_corr_width"] = [round(float(v), 5) for v in hi - lo]
 
 
 def _route_records(rec: dict, prefix: str, table, ds) -> None:
@@ -341,7 +368,8 @@ def summary(path: Path) -> None:
     if not lines:
         return
     for key in ("validity_raw", "error_variance", "validity_coefficient", "error_share",
-                "classical_validity_coefficient", "classical_error_share"):
+                "classical_validity_coefficient", "classical_error_share",
+                "residual_corr"):
         cov = [c for r in lines for c in r.get(f"{key}_cover", [])]
         err = [c for r in lines for c in r.get(f"{key}_error", [])]
         wid = [c for r in lines for c in r.get(f"{key}_width", [])]

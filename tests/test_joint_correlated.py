@@ -244,8 +244,12 @@ def test_correlated_fit_recovers_the_truth_and_its_residual_correlations():
     independent errors (a special case of the model): R-hat <= 1.01; the 94% HDIs of the
     raw validity coefficients and error variances cover the truth for at least 10 of the
     12 (expected 11.3; the coverage study over 100 datasets is the benchmark); the
-    residual correlations' HDIs cover 0 for at least 5 of the 6 pairs; same seed, same
-    numbers; LOO is refused with the reason."""
+    residual correlations' HDIs cover the realized correlations of the true residuals
+    (score minus true traits times true raw coefficients) for at least 4 of the 6 pairs
+    (at the nominal 0.94 and independent pairs, P(3 or fewer) = 0.003; the estimand is
+    this sample's correlation, not the population's 0, which sampling moves by about
+    0.065 at 240 outputs; the coverage study records the rate); same seed, same numbers;
+    LOO is refused with the reason."""
     import bayesmeta as bm
     from bayesmeta.summaries import summarize
 
@@ -265,7 +269,13 @@ def test_correlated_fit_recovers_the_truth_and_its_residual_correlations():
         hits += int(((iv[..., 0] <= t) & (t <= iv[..., 1])).sum())
     assert hits >= 10
     rc = res.residual_correlations()
-    assert int(((rc["hdi_low"] <= 0) & (rc["hdi_high"] >= 0)).sum()) >= 5
+    x = ds["score"].isel(run=0).transpose("system", "item", "metric").values
+    f = ds["true_trait"].transpose("system", "item", "trait").values
+    b = ds["true_validity_raw"].transpose("metric", "trait").values
+    realized = np.corrcoef((x - f @ b.T).reshape(-1, 4).T)[np.triu_indices(4, 1)]
+    assert list(rc.index.get_level_values("metric")) == [str(m) for m in
+                                                         ds["metric"].values[[0, 0, 0, 1, 1, 2]]]
+    assert int(((rc["hdi_low"] <= realized) & (realized <= rc["hdi_high"])).sum()) >= 4
     with pytest.raises(ValueError, match="residuals='correlated'"):
         res.loo()
     again = bm.metric_variance(ds, TWO, estimator="joint", residuals="correlated",
