@@ -54,6 +54,16 @@ def interval_logp_numpy(lower: np.ndarray, upper: np.ndarray
 
 
 @cache
+def source_version(path: str) -> int:
+    """A number that changes with the source file at ``path`` (a kernel's module), to salt
+    PyTensor's on-disk cache key of the Ops that call the kernel."""
+    import hashlib
+    from pathlib import Path
+
+    return int(hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12], 16)
+
+
+@cache
 def numba_log_ndtr():
     """``log Phi(x)`` as a numba function, accurate in both tails (relative error below
     1e-13 against SciPy's ``log_ndtr``): ``log1p(-erfc(x / sqrt 2) / 2)`` above -1,
@@ -198,7 +208,9 @@ def interval_op():
             out[()] = total
             return out, dl, du
 
-        return interval_logp_sum
+        # salted with this file's hash: PyTensor's default key (the Op's type and props)
+        # would load a graph compiled with an older kernel from its on-disk cache
+        return interval_logp_sum, source_version(__file__)
 
     return IntervalLogProbSum()
 

@@ -31,189 +31,39 @@ arXiv:1602.07527.
 
 from __future__ import annotations
 
-import ctypes
 from functools import cache
 
 import numpy as np
 
-_HALF_LOG_2PI = 0.5 * float(np.log(2 * np.pi))
-
 
 @cache
 def _kernels():
-    """Compile (once) the numba kernels: ``forward`` (log-likelihood, innovations and the
-    per-entry partials) and ``value_grad`` (the log-likelihood and its gradient, the reverse
-    sweep reusing the forward's partials)."""
-    import numba
-    from numba.extending import get_cython_function_address
+    """The numba kernels ``forward`` (log-likelihood, innovations and the per-entry
+    partials) and ``value_grad`` (the log-likelihood and its gradient, the reverse sweep
+    reusing the forward's partials), from :mod:`bayesmeta.validity._ghk_kernels` (numba
+    loaded on first use; compiled once, then cached on disk)."""
+    from bayesmeta.validity import _ghk_kernels as k
 
-    proto = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_int)
-    cs = "scipy.special.cython_special"
-    log_ndtr_c = proto(get_cython_function_address(cs, "__pyx_fuse_1log_ndtr"))
-    ndtri_exp_c = proto(get_cython_function_address(cs, "ndtri_exp"))
-    half_log_2pi = _HALF_LOG_2PI
-
-    @numba.njit(cache=False, fastmath=False)
-    def forward(L, cuts, lo_slot, hi_slot, u, mu, shifted):  # pragma: no cover - compiled
-        # shifted: y*_n has mean mu[n] (the box moves by -mu[n]); else mu is not read
-        N, J = u.shape
-        if shifted and (mu.shape[0] != N or mu.shape[1] != J):
-            raise ValueError("GHK: mu must have the shape of u (N, J).")
-        e = np.empty((N, J))
-        aux = np.empty((7, N, J))  # a, b, de/da, de/db, de/du, dl/da, dl/db
-        total = 0.0
-        for n in range(N):
-            for j in range(J):
-                m = mu[n, j] if shifted else 0.0
-                for k in range(j):
-                    m += L[j, k] * e[n, k]
-                d = L[j, j]
-                a = (cuts[j, lo_slot[n, j]] - m) / d
-                b = (cuts[j, hi_slot[n, j]] - m) / d
-                uu = u[n, j]
-                flip = a + b > 0.0
-                if flip:
-                    a_r, b_r, u_r = -b, -a, 1.0 - uu
-                else:
-                    a_r, b_r, u_r = a, b, uu
-                lb = log_ndtr_c(b_r, 0)
-                open_below = a_r < -40.0  # Phi(a_r) < 1e-300: an outer category
-                if open_below:
-                    ldel, inner = lb, u_r
-                else:
-                    x = log_ndtr_c(a_r, 0) - lb  # <= 0
-                    r = np.exp(x)
-                    if x > -0.6931471805599453:
-                        ldel = lb + np.log(-np.expm1(x))
-                    else:
-                        ldel = lb + np.log1p(-r)
-                    inner = r + u_r * (1.0 - r)
-                if inner < 1e-300:
-                    inner = 1e-300
-                e_r = ndtri_exp_c(lb + np.log(inner), 0)
-                lphi_e = -0.5 * e_r * e_r - half_log_2pi
-                lphi_b = -0.5 * b_r * b_r - half_log_2pi
-                # three exponentials instead of five: de/du = delta / phi(e), dl/db =
-                # phi(b) / delta, dl/da = -phi(a) / delta, and de/db, de/da their products
-                de_du = np.exp(ldel - lphi_e)
-                dl_db = np.exp(lphi_b - ldel)
-                de_db = u_r * dl_db * de_du
-                if open_below:
-                    dl_da, de_da = 0.0, 0.0
-                else:
-                    pa = np.exp(-0.5 * a_r * a_r - half_log_2pi - ldel)
-                    dl_da = -pa
-                    de_da = (1.0 - u_r) * pa * de_du
-                total += ldel
-                aux[0, n, j] = a
-                aux[1, n, j] = b
-                aux[4, n, j] = de_du
-                if flip:
-                    e[n, j] = -e_r
-                    aux[2, n, j] = de_db
-                    aux[3, n, j] = de_da
-                    aux[5, n, j] = -dl_db
-                    aux[6, n, j] = -dl_da
-                else:
-                    e[n, j] = e_r
-                    aux[2, n, j] = de_da
-                    aux[3, n, j] = de_db
-                    aux[5, n, j] = dl_da
-                    aux[6, n, j] = dl_db
-        return total, e, aux
-
-    @numba.njit(cache=False, fastmath=False)
-    def reverse(L, cuts, lo_slot, hi_slot, e, aux, shifted):  # pragma: no cover - compiled
-        # gradient of the total log-likelihood (e enters only through later steps)
-        N, J = e.shape
-        gL = np.zeros((J, J))
-        gcuts = np.zeros(cuts.shape)
-        gu = np.empty((N, J))
-        gmu = np.empty((N, J) if shifted else (1, 1))
-        eb = np.empty(J)
-        for n in range(N):
-            eb[:] = 0.0
-            for j in range(J - 1, -1, -1):
-                ab = aux[5, n, j] + eb[j] * aux[2, n, j]
-                bb = aux[6, n, j] + eb[j] * aux[3, n, j]
-                gu[n, j] = eb[j] * aux[4, n, j]
-                d = L[j, j]
-                gcuts[j, lo_slot[n, j]] += ab / d
-                gcuts[j, hi_slot[n, j]] += bb / d
-                # a, b are +-huge only where their partials are exactly 0
-                ta = ab * aux[0, n, j] if ab != 0.0 else 0.0
-                tb = bb * aux[1, n, j] if bb != 0.0 else 0.0
-                gL[j, j] -= (ta + tb) / d
-                mb = -(ab + bb) / d
-                if shifted:
-                    gmu[n, j] = mb
-                for k in range(j):
-                    gL[j, k] += mb * e[n, k]
-                    eb[k] += mb * L[j, k]
-        return gL, gcuts, gu, gmu
-
-    @numba.njit(cache=False)
-    def value_grad(L, cuts, lo_slot, hi_slot, u, mu, shifted):  # pragma: no cover
-        total, e, aux = forward(L, cuts, lo_slot, hi_slot, u, mu, shifted)
-        gL, gcuts, gu, gmu = reverse(L, cuts, lo_slot, hi_slot, e, aux, shifted)
-        return total, gL, gcuts, gu, gmu
-
-    return forward, value_grad
+    return k.forward, k.value_grad
 
 
 @cache
 def _chol_kernels():
-    """Compile (once) a small dense Cholesky factor and its reverse mode (Murray 2016)."""
-    import numba
+    """A small dense Cholesky factor and its reverse mode (Murray 2016)."""
+    from bayesmeta.validity import _ghk_kernels as k
 
-    @numba.njit(cache=False)
-    def chol(A):  # pragma: no cover - compiled
-        n = A.shape[0]
-        L = np.zeros((n, n))
-        for j in range(n):
-            s = A[j, j]
-            for k in range(j):
-                s -= L[j, k] * L[j, k]
-            if not s > 0.0:
-                return np.full((n, n), np.nan)
-            L[j, j] = np.sqrt(s)
-            for i in range(j + 1, n):
-                t = A[i, j]
-                for k in range(j):
-                    t -= L[i, k] * L[j, k]
-                L[i, j] = t / L[j, j]
-        return L
+    return k.chol, k.chol_grad
 
-    @numba.njit(cache=False)
-    def solve_upper_t(L, B):  # pragma: no cover - compiled; X with L^T X = B
-        n = L.shape[0]
-        X = np.empty_like(B)
-        for c in range(B.shape[1]):
-            for i in range(n - 1, -1, -1):
-                t = B[i, c]
-                for k in range(i + 1, n):
-                    t -= L[k, i] * X[k, c]
-                X[i, c] = t / L[i, i]
-        return X
 
-    @numba.njit(cache=False)
-    def chol_grad(L, gL):  # pragma: no cover - compiled
-        n = L.shape[0]
-        P = L.T @ gL
-        for i in range(n):
-            P[i, i] *= 0.5
-            for j in range(i + 1, n):
-                P[i, j] = 0.0
-        Y = solve_upper_t(L, P)
-        S = solve_upper_t(L, Y.T.copy()).T.copy()
-        G = np.zeros((n, n))
-        for i in range(n):
-            G[i, i] = S[i, i]
-            for j in range(i):
-                G[i, j] = S[i, j] + S[j, i]
-        return G
+def kernel_version() -> int:
+    """A number that changes with the kernels' source, for PyTensor's on-disk cache of the
+    graphs that call them (its default key is the Op's type and props only, which would
+    let a graph compiled with old kernels be loaded after they changed)."""
+    from pathlib import Path
 
-    return chol, chol_grad
+    from bayesmeta._interval import source_version
+
+    return source_version(str(Path(__file__).parent / "_ghk_kernels.py"))
 
 
 def ghk_numpy(L: np.ndarray, lo: np.ndarray, hi: np.ndarray, u: np.ndarray):
@@ -354,57 +204,27 @@ def _make_ops():
         def infer_shape(self, fgraph, node, shapes):
             return [shapes[0]]
 
+    # each returns (kernel, kernel_version()): the version salts PyTensor's cache key
     @register_funcify_default_op_cache_key(Cholesky)
     def _funcify_chol(op, node, **kwargs):  # pragma: no cover - numba backend only
-        return _chol_kernels()[0]
+        return _chol_kernels()[0], kernel_version()
 
     @register_funcify_default_op_cache_key(CholeskyGrad)
     def _funcify_chol_grad(op, node, **kwargs):  # pragma: no cover - numba backend only
-        return _chol_kernels()[1]
+        return _chol_kernels()[1], kernel_version()
 
     @register_funcify_default_op_cache_key(GHKValueGrad)
     def _funcify_value_grad(op, node, **kwargs):  # pragma: no cover - numba backend only
-        import numba
+        from bayesmeta.validity import _ghk_kernels as k
 
-        value_grad = _kernels()[1]
-        if op.shifted:
-            @numba.njit
-            def ghk_value_grad_shifted(L, cuts, lo_slot, hi_slot, u, mu):
-                total, gL, gcuts, gu, gmu = value_grad(L, cuts, lo_slot, hi_slot, u, mu,
-                                                       True)
-                out = np.empty(())  # PyTensor's scalar outputs are 0-d arrays
-                out[()] = total
-                return out, gL, gcuts, gu, gmu
-
-            return ghk_value_grad_shifted
-
-        @numba.njit
-        def ghk_value_grad(L, cuts, lo_slot, hi_slot, u):
-            total, gL, gcuts, gu, _ = value_grad(L, cuts, lo_slot, hi_slot, u,
-                                                 np.zeros((1, 1)), False)
-            out = np.empty(())
-            out[()] = total
-            return out, gL, gcuts, gu
-
-        return ghk_value_grad
+        fn = k.ghk_value_grad_shifted if op.shifted else k.ghk_value_grad
+        return fn, kernel_version()
 
     @register_funcify_default_op_cache_key(GHKScores)
     def _funcify_scores(op, node, **kwargs):  # pragma: no cover - numba backend only
-        import numba
+        from bayesmeta.validity import _ghk_kernels as k
 
-        forward = _kernels()[0]
-        if op.shifted:
-            @numba.njit
-            def ghk_scores_shifted(L, cuts, lo_slot, hi_slot, u, mu):
-                return forward(L, cuts, lo_slot, hi_slot, u, mu, True)[1]
-
-            return ghk_scores_shifted
-
-        @numba.njit
-        def ghk_scores(L, cuts, lo_slot, hi_slot, u):
-            return forward(L, cuts, lo_slot, hi_slot, u, np.zeros((1, 1)), False)[1]
-
-        return ghk_scores
+        return (k.ghk_scores_shifted if op.shifted else k.ghk_scores), kernel_version()
 
     return {False: (GHKValueGrad(False), GHKScores(False)),
             True: (GHKValueGrad(True), GHKScores(True)), "chol": Cholesky()}
