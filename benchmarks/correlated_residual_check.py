@@ -19,21 +19,11 @@ from pathlib import Path
 import numpy as np
 
 import bayesmeta as bm
-from bayesmeta.validity.joint_simulate import simulate_joint_validity
+from bayesmeta.validity.joint_simulate import realized_error_corr, simulate_joint_validity
 
 OUT = Path(__file__).parent / "results" / "correlated_residual_check.jsonl"
 TWO = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH\n"
        "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
-
-
-def realized(ds) -> np.ndarray:
-    """Correlations of score minus true traits times true raw coefficients, pairs
-    ``metric < metric2`` (the intercepts drop out)."""
-    x = ds["score"].isel(run=0).transpose("system", "item", "metric").values
-    f = ds["true_trait"].transpose("system", "item", "trait").values
-    b = ds["true_validity_raw"].transpose("metric", "trait").values
-    r = (x - f @ b.T).reshape(-1, x.shape[-1])
-    return np.corrcoef(r.T)[np.triu_indices(x.shape[-1], 1)]
 
 
 def main() -> None:
@@ -49,7 +39,8 @@ def main() -> None:
                                  random_seed=3)
         rc = res.residual_correlations()
         lo, hi = rc["hdi_low"].to_numpy(), rc["hdi_high"].to_numpy()
-        truth = realized(ds)
+        corr = realized_error_corr(ds).values
+        truth = corr[np.triu_indices(corr.shape[0], 1)]  # rc's order: metric < metric2
         rec = {"label": args.label, "data_seed": seed,
                "seconds": round(time.perf_counter() - t0, 1),
                "max_r_hat": float(res.summary()["r_hat"].max()),

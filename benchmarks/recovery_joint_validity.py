@@ -58,7 +58,7 @@ import numpy as np
 
 import bayesmeta as bm
 from bayesmeta.summaries import summarize
-from bayesmeta.validity.joint_simulate import simulate_joint_validity
+from bayesmeta.validity.joint_simulate import realized_error_corr, simulate_joint_validity
 
 OUT = Path(__file__).parent / "results" / "joint_validity_recovery_marginal.jsonl"
 #: The first 58 datasets, fitted with the traits sampled (noncentred: the default until
@@ -130,23 +130,12 @@ def one(seed: int, args: argparse.Namespace) -> dict:
     return rec
 
 
-def realized_residual_corr(ds) -> np.ndarray:
-    """The correlations over outputs of the metrics' true residuals (score minus the true
-    traits times the true raw coefficients; the intercepts drop out of a correlation):
-    what ``residual_correlations()`` estimates, pairs in its order (``metric <
-    metric2``)."""
-    x = ds["score"].isel(run=0).transpose("system", "item", "metric").values
-    f = ds["true_trait"].transpose("system", "item", "trait").values
-    b = ds["true_validity_raw"].transpose("metric", "trait").values
-    r = (x - f @ b.T).reshape(-1, x.shape[-1])
-    return np.corrcoef(r.T)[np.triu_indices(x.shape[-1], 1)]
-
-
 def _residual_records(rec: dict, res, ds) -> None:
     """Coverage, error and width of the residual correlations' HDIs against the realized
     ones (not the population's: App. A.6's correlations are of this sample's residuals)."""
     rc = res.residual_correlations()
-    truth = realized_residual_corr(ds)
+    corr = realized_error_corr(ds).values
+    truth = corr[np.triu_indices(corr.shape[0], 1)]  # rc's order: metric < metric2
     lo, hi = rc["hdi_low"].to_numpy(), rc["hdi_high"].to_numpy()
     rec["residual_corr_cover"] = _cover(lo, hi, truth)
     rec["residual_corr_error"] = [round(float(v), 5) for v in rc["mean"].to_numpy() - truth]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayesmeta.validity.joint_simulate import simulate_joint_validity
+from bayesmeta.validity.joint_simulate import realized_error_corr, simulate_joint_validity
 
 TWO = ("coh =~ Rater.1.COH + Rater.2.COH + Rater.3.COH\n"
        "con =~ Rater.1.CON + Rater.2.CON + Rater.3.CON")
@@ -269,10 +269,7 @@ def test_correlated_fit_recovers_the_truth_and_its_residual_correlations():
         hits += int(((iv[..., 0] <= t) & (t <= iv[..., 1])).sum())
     assert hits >= 10
     rc = res.residual_correlations()
-    x = ds["score"].isel(run=0).transpose("system", "item", "metric").values
-    f = ds["true_trait"].transpose("system", "item", "trait").values
-    b = ds["true_validity_raw"].transpose("metric", "trait").values
-    realized = np.corrcoef((x - f @ b.T).reshape(-1, 4).T)[np.triu_indices(4, 1)]
+    realized = realized_error_corr(ds).values[np.triu_indices(4, 1)]
     assert list(rc.index.get_level_values("metric")) == [str(m) for m in
                                                          ds["metric"].values[[0, 0, 0, 1, 1, 2]]]
     assert int(((rc["hdi_low"] <= realized) & (realized <= rc["hdi_high"])).sum()) >= 4

@@ -83,8 +83,8 @@ def _java_ptb(sentences: list[str]) -> list[str]:
     jar = os.path.join(folder, "stanford-corenlp-3.4.1.jar")
     with tempfile.NamedTemporaryFile("w", delete=False, suffix=".txt",
                                      encoding="utf-8") as fh:
-        lines = (s.replace("\n", " ") for s in sentences)
-        fh.write("".join(f"{line}\n{_JAVA_SENTINEL}\n" for line in lines))
+        flat = (s.replace("\n", " ") for s in sentences)
+        fh.write("".join(f"{s}\n{_JAVA_SENTINEL}\n" for s in flat))
         name = fh.name
     try:
         out = subprocess.run(["java", "-cp", jar, "edu.stanford.nlp.process.PTBTokenizer",

@@ -132,3 +132,24 @@ def simulate_joint_validity(
         attrs={"source": "bayesmeta.validity.joint_simulate.simulate_joint_validity",
                "random_seed": random_seed, "errors": errors, "error_corr": error_corr},
     )
+
+
+def realized_error_corr(ds: xr.Dataset) -> xr.DataArray:
+    """The correlations over outputs of the metrics' true errors in a dataset of
+    :func:`simulate_joint_validity` (its first run): score minus the true traits times the
+    true raw coefficients, the intercepts dropping out of a correlation. This sample's
+    value, which ``residual_correlations()`` of a joint fit estimates (the population's is
+    ``true_error_corr``).
+
+    Returns
+    -------
+    xarray.DataArray
+        ``(metric, metric2)``.
+    """
+    x = ds["score"].isel(run=0).transpose("system", "item", "metric").values
+    f = ds["true_trait"].transpose("system", "item", "trait").values
+    b = ds["true_validity_raw"].transpose("metric", "trait").values
+    errors = (x - f @ b.T).reshape(-1, x.shape[-1])
+    return xr.DataArray(np.corrcoef(errors.T), dims=("metric", "metric2"),
+                        coords={"metric": ds["metric"].values,
+                                "metric2": ds["metric"].values})
