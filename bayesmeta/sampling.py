@@ -189,8 +189,8 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        # "cannot cache ... dynamic globals": kernels calling SciPy's Cephes through
-        # ctypes compile once per session instead of being cached on disk
+        # "cannot cache ... dynamic globals": a kernel holding a pointer (nutpie's
+        # cfunc wrappers hold the data's) compiles once per session, not cached on disk
         warnings.simplefilter("ignore", NumbaWarning)
         # nutpie's JAX compile adds dims of its own ("x_log___dim_0") to the model's
         # named_vars_to_dims, in place, for every transformed variable; a later numba
