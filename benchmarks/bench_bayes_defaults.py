@@ -18,7 +18,9 @@ Issue 19's must-show: ``bm.cfa(four_factor_model, data, estimator="bayes")`` and
 
 The posterior summary of every fit is written beside the JSON file
 (``<out stem>/<label>_<function>_<seed>.csv``), so that the posterior means of two sets of
-defaults can be compared later (``--compare LABEL_A LABEL_B``) within Monte Carlo error.
+defaults can be compared later (``--compare LABEL_A LABEL_B``) within Monte Carlo error;
+``--compare`` also prints the min-bulk-ESS-per-second ratio of the two labels' fits of the
+same function and seed (issue 19's speed peer: run them one after the other, quietly).
 
 Run::
 
@@ -157,6 +159,33 @@ def compare(out: Path, label_a: str, label_b: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def speed(out: Path, label_a: str, label_b: str) -> pd.DataFrame:
+    """Min bulk ESS per wall second (and per CPU second) of two labels on the same function
+    and seed, and their ratio ``a / b``: issue 19's speed peer, meaningful only when both
+    ran one after the other on one quiet machine (``load_start`` is printed beside)."""
+    lines = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    by = {(d["label"], d["function"], d["seed"]): d for d in lines}
+    rows = []
+    for (label, function, seed), a in sorted(by.items()):
+        b = by.get((label_b, function, seed))
+        if label != label_a or b is None:
+            continue
+        row = {"function": function, "seed": seed}
+        for tag, d in (("a", a), ("b", b)):
+            row[f"seconds_{tag}"] = d["seconds"]
+            row[f"min_ess_bulk_{tag}"] = round(d["min_ess_bulk"])
+            row[f"meets_{tag}"] = d["meets_targets"]
+            row[f"load_start_{tag}"] = d["load_start"][0]
+        row["ess_per_s_a"] = a["min_ess_bulk"] / a["seconds"]
+        row["ess_per_s_b"] = b["min_ess_bulk"] / b["seconds"]
+        row["ratio_per_s"] = row["ess_per_s_a"] / row["ess_per_s_b"]
+        if a.get("cpu_seconds") and b.get("cpu_seconds"):
+            row["ratio_per_cpu_s"] = ((a["min_ess_bulk"] / a["cpu_seconds"])
+                                      / (b["min_ess_bulk"] / b["cpu_seconds"]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", nargs="+", default=["cfa", "rater"], choices=["cfa", "rater"])
@@ -171,7 +200,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.compare:
         with pd.option_context("display.width", 150):
+            print("Posterior means, a against b (difference in Monte Carlo SEs):")
             print(compare(args.out, *args.compare).to_string(index=False))
+            print("\nMin bulk ESS per second, a against b (ratio a / b):")
+            print(speed(args.out, *args.compare).to_string(
+                index=False, float_format=lambda v: f"{v:.3g}"))
         return
     label = args.label or _commit()
     _commit()  # fixed now: the code this process runs

@@ -13,6 +13,7 @@ compiled once.
                                         [--defaults [--sampling JSON]]
                                         [--parameterisation NAME]
                                         [--out rows.csv] [--jsonl results.jsonl]
+    python benchmarks/rater_recovery.py --summarize results.jsonl [more.jsonl ...]
 
 ``--defaults`` fits with the model's default sampler settings (what a user gets) instead of
 ``--chains`` x ``--draws`` (``--sampling '{"tune": 500}'`` changes one of them);
@@ -58,7 +59,12 @@ def main() -> None:
     ap.add_argument("--parameterisation", default=DEFAULT_PARAMETERIZATION)
     ap.add_argument("--out", help="also write one row per true value to this CSV")
     ap.add_argument("--jsonl", help="append one JSON line per fitted dataset to this file")
+    ap.add_argument("--summarize", nargs="+", metavar="JSONL",
+                    help="only summarise the lines of earlier runs (--jsonl files) together")
     args = ap.parse_args()
+    if args.summarize:
+        print(json.dumps(summarize(args.summarize), indent=1))
+        return
     if args.sampling is not None and not args.defaults:
         ap.error("--sampling changes the model's defaults: it needs --defaults (without it "
                  "--chains, --draws, --tune and --mass-matrix set the sampler)")
@@ -136,6 +142,42 @@ def main() -> None:
     print(out.to_string(float_format=lambda v: f"{v:.3f}"))
     print(f"\nmedian time per fit {np.median(times):.0f} s (first fit includes compilation: "
           f"{times[0]:.0f} s); worst R-hat over all fits {max(rhat):.3f}")
+
+
+def summarize(files: list[str]) -> dict:
+    """Coverage per quantity over the datasets of one or more ``--jsonl`` files, with a
+    binomial 95% interval (normal approximation), bias and RMSE of the posterior mean, and
+    the convergence of the fits (none dropped). A seed met twice is an error: two runs of
+    one dataset would count it twice."""
+    lines = [json.loads(x) for f in files for x in open(f) if x.strip()]
+    seeds = [d["seed"] for d in lines]
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"seed(s) {sorted({s for s in seeds if seeds.count(s) > 1})} occur "
+                         f"more than once in {files}")
+    out: dict = {}
+    for q in QUANTITIES:
+        k = sum(d["covered"][q][0] for d in lines if q in d["covered"])
+        n = sum(d["covered"][q][1] for d in lines if q in d["covered"])
+        if not n:
+            continue
+        p = k / n
+        half = 1.96 * np.sqrt(p * (1 - p) / n)
+        out[q] = {"covered": k, "n": n, "coverage": round(p, 4),
+                  "ci95": [round(p - half, 4), round(p + half, 4)],
+                  "bias": sum(d["error"][q] for d in lines) / n,
+                  "rmse": float(np.sqrt(sum(d["sq_error"][q] for d in lines) / n))}
+    out["datasets"] = len(lines)
+    out["seeds"] = [min(seeds), max(seeds)]
+    out["max_r_hat"] = max(d["max_r_hat"] for d in lines)
+    out["min_ess_bulk"] = min(d["min_ess_bulk"] for d in lines)
+    out["min_ess_tail"] = min(d["min_ess_tail"] for d in lines)
+    out["datasets_missing_targets"] = sum(
+        d["max_r_hat"] > 1.01 or min(d["min_ess_bulk"], d["min_ess_tail"]) < 400
+        or d["divergences"] > 0 for d in lines)
+    out["divergent_datasets"] = sum(d["divergences"] > 0 for d in lines)
+    out["draws_per_chain"] = sorted(d["draws"] for d in lines)
+    out["median_seconds"] = float(np.median([d["seconds"] for d in lines]))
+    return out
 
 
 if __name__ == "__main__":
