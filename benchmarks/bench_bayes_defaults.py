@@ -162,7 +162,8 @@ def compare(out: Path, label_a: str, label_b: str) -> pd.DataFrame:
 def speed(out: Path, label_a: str, label_b: str) -> pd.DataFrame:
     """Min bulk ESS per wall second (and per CPU second) of two labels on the same function
     and seed, and their ratio ``a / b``: issue 19's speed peer, meaningful only when both
-    ran one after the other on one quiet machine (``load_start`` is printed beside)."""
+    ran one after the other on one quiet machine (``load_start`` is printed beside). Where a
+    label ran the same function and seed more than once, its last line counts."""
     lines = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
     by = {(d["label"], d["function"], d["seed"]): d for d in lines}
     rows = []
