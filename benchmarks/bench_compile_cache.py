@@ -13,6 +13,9 @@ Only compiling is timed (no sampling). Each process runs alone (one after the ot
 One JSON line per run is appended to ``--out`` (default
 ``benchmarks/results/compile_cache.jsonl``): ``when``, ``commit``, and the ``cold`` and
 ``warm`` processes' build and compile seconds with the load average.
+
+Run it from a fresh copy of the package for a first process on a new machine: the GHK
+kernels of the ordinal models keep their numba cache in the package's ``__pycache__``.
 """
 
 from __future__ import annotations
@@ -61,7 +64,10 @@ def main() -> None:
     args = ap.parse_args()
     commit = _commit()
     with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "PYTENSOR_FLAGS": f"compiledir={cache}"}
+        # base_compiledir, not compiledir: PyTensor keeps its numba cache beside the
+        # compiledir, under base_compiledir/numba (until stop 43 this script moved only the
+        # compiledir, so its "cold" processes read a warm numba cache)
+        env = {**os.environ, "PYTENSOR_FLAGS": f"base_compiledir={cache}"}
         runs = []
         for label in ("cold cache", "warm cache"):
             res = subprocess.run([sys.executable, "-c", CHILD % "augmented"],
