@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from bayesmeta.convergence import ConvergenceWarning
+from bayesmeta.options import SAMPLER_DEFAULTS
 from bayesmeta.raters.model import DEFAULT_PARAMETERIZATION, rater_bias
 from bayesmeta.simulate import simulate_rater
 
@@ -147,7 +148,8 @@ def main() -> None:
 def summarize(files: list[str]) -> dict:
     """Coverage per quantity over the datasets of one or more ``--jsonl`` files, with a
     binomial 95% interval (normal approximation), bias and RMSE of the posterior mean, and
-    the convergence of the fits (none dropped). A seed met twice is an error: two runs of
+    the convergence of the fits (none dropped; the targets are the sampler's own,
+    ``SAMPLER_DEFAULTS``). A seed met twice is an error: two runs of
     one dataset would count it twice."""
     lines = [json.loads(x) for f in files for x in open(f) if x.strip()]
     seeds = [d["seed"] for d in lines]
@@ -171,8 +173,9 @@ def summarize(files: list[str]) -> dict:
     out["max_r_hat"] = max(d["max_r_hat"] for d in lines)
     out["min_ess_bulk"] = min(d["min_ess_bulk"] for d in lines)
     out["min_ess_tail"] = min(d["min_ess_tail"] for d in lines)
+    rhat, ess = SAMPLER_DEFAULTS["target_rhat"], SAMPLER_DEFAULTS["target_ess"]
     out["datasets_missing_targets"] = sum(
-        d["max_r_hat"] > 1.01 or min(d["min_ess_bulk"], d["min_ess_tail"]) < 400
+        d["max_r_hat"] > rhat or min(d["min_ess_bulk"], d["min_ess_tail"]) < ess
         or d["divergences"] > 0 for d in lines)
     out["divergent_datasets"] = sum(d["divergences"] > 0 for d in lines)
     out["draws_per_chain"] = sorted(d["draws"] for d in lines)
