@@ -25,6 +25,8 @@ PyMC and nutpie are imported inside the functions, never at import time.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import os
@@ -56,6 +58,10 @@ from bayesmeta.summaries import diagnose  # noqa: F401  (re-exported)
 #: Why sampling stopped (posterior attribute ``stop_reason``).
 STOP_REASONS = ("targets_met", "max_draws", "max_seconds", "projected_beyond_cap",
                 "fixed_draws")
+
+#: Set inside :func:`compile_only`.
+_COMPILE_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("compile_only",
+                                                                     default=False)
 
 _MODEL_CACHE_SIZE = 16
 _MODELS: OrderedDict[Hashable, Any] = OrderedDict()
@@ -204,6 +210,52 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
             model.named_vars_to_dims = dims
     _COMPILED[key] = (weakref.ref(model), compiled)
     return compiled, seconds
+
+
+class CompileOnly(Exception):
+    """Raised by :func:`sample` and :func:`sample_together` inside :func:`compile_only`,
+    once the model (or every model) is compiled: nothing was sampled."""
+
+
+@contextlib.contextmanager
+def compile_only() -> Any:
+    """Inside this block, :func:`sample` and :func:`sample_together` compile their models
+    for nutpie and raise :class:`CompileOnly` instead of sampling.
+
+    A second process calls an analysis this way to fill the on-disk compile cache
+    (PyTensor's numba kernels) before the first process reaches the same model, which then
+    compiles from the cache: :mod:`bayesmeta.report._warm` does so for the report's slow
+    Bayesian sections while the first ones run. Compiling is deterministic and draws
+    nothing, so the numbers are those of an unwarmed run.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm  # doctest: +SKIP
+    >>> from bayesmeta.sampling import CompileOnly, compile_only, sample
+    >>> with pm.Model() as m:  # doctest: +SKIP
+    ...     pm.Normal("y", pm.Normal("mu", 0, 10), 1, observed=np.zeros(3))
+    >>> try:  # doctest: +SKIP
+    ...     with compile_only():
+    ...         sample(m, random_seed=1)
+    ... except CompileOnly:
+    ...     pass
+    """
+    token = _COMPILE_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _COMPILE_ONLY.reset(token)
+
+
+def _stop_if_compile_only(models: Sequence[Any], var_names: Sequence[str] | None,
+                          opts: SamplerOptions) -> None:
+    """Inside :func:`compile_only`: compile ``models`` (nutpie) and raise CompileOnly."""
+    if not _COMPILE_ONLY.get():
+        return
+    if opts.sampler == "nutpie":
+        for m in models:
+            _compiled_nutpie(m, var_names, opts.backend)
+    raise CompileOnly(f"{len(models)} model(s) compiled, nothing sampled (compile_only)")
 
 
 #: Half-width of the uniform jitter (unconstrained scale) around ``initial_values``.
@@ -393,6 +445,7 @@ def sample(
     seconds = {"seconds_compile": 0.0, "seconds_warmup": 0.0, "seconds_sampling": 0.0,
                "seconds_postprocess": 0.0}
     stop_reason = "fixed_draws"
+    _stop_if_compile_only([model], var_names, opts)
 
     if opts.sampler == "nutpie":
         import nutpie
@@ -486,6 +539,7 @@ def sample_together(
         raise ValueError(f"sample_together needs one data, random_seed and reported per "
                          f"model: got {k} models, {len(data_list)} data, "
                          f"{len(random_seed)} seeds, {len(reported)} reported.")
+    _stop_if_compile_only(models, var_names, opts)
     if not (opts.adaptive and opts.sampler == "nutpie"):
         return [sample(m, opts, data=d, random_seed=s, progress=progress, attrs=attrs,
                        var_names=var_names, reported=r)
@@ -654,10 +708,12 @@ def describe_run(idata: Any) -> str:
 __all__ = [
     "FAST_SETTINGS",
     "STOP_REASONS",
+    "CompileOnly",
     "SamplingCapWarning",
     "add_seconds",
     "cached_model",
     "clear_cache",
+    "compile_only",
     "describe_run",
     "is_compiled",
     "sample",

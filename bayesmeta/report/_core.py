@@ -169,6 +169,11 @@ class Section:
     #: Whether the section reads a campaign of several language pairs (dim ``lp``); the
     #: others are skipped on such data, with the reason.
     language_pairs: bool = False
+    #: A Bayesian section's compile-cache warm-up: a function ``(data, context)`` (an
+    #: importable, picklable one) that reaches the section's first sampler call, which a
+    #: second process runs inside :func:`bayesmeta.sampling.compile_only` while the report's
+    #: earlier sections run (:mod:`bayesmeta.report._warm`). Usually ``run`` itself.
+    warm: Callable[[xr.Dataset, Context], Any] | None = None
 
 
 @dataclass
@@ -288,54 +293,73 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
     estimates that cannot be computed is "partial" (with the reasons)."""
     import matplotlib
 
-    from bayesmeta.report._layout import figure_png
+    from bayesmeta.report._warm import Warmer
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
         matplotlib.use("Agg")
+
     runs = []
     n = len(sections)
     bar = _Progress(n, progress)
     context.progress = bar.bar is not None
-    for k, sec in enumerate(sections, 1):
-        bar.start(f"[{k}/{n}] {sec.title}")
-        start = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                out = (Skipped(lp_reason(data)) if "lp" in data.dims
-                       and not sec.language_pairs else sec.run(data, context))
-                pngs = [figure_png(f) for f in (out.figures if isinstance(
-                    out, SectionOutput) else [])]
-            except Exception as err:  # a failing section must not stop the report
-                tb = traceback.extract_tb(err.__traceback__)
-                where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
-                run = SectionRun(sec.key, sec.title, "failed", time.perf_counter() - start,
-                                 error=f"{type(err).__name__}: {err}{where}")
-                import matplotlib.pyplot as plt
-
-                plt.close("all")
-            else:
-                secs = time.perf_counter() - start
-                if isinstance(out, Skipped):
-                    run = SectionRun(sec.key, sec.title, "skipped", secs, reason=out.reason)
-                else:
-                    why = partial_reasons(out)
-                    run = SectionRun(sec.key, sec.title, "partial" if why else "ok", secs,
-                                     output=out, images=[u for u, _ in pngs],
-                                     image_info=[i for _, i in pngs], partial=why)
-        seen: list[str] = []
-        for w in caught:
-            text = f"{w.category.__name__}: {w.message}"
-            if text not in seen:
-                seen.append(text)
-        run.warnings = seen
-        runs.append(run)
-        tail = {"ok": "done", "partial": f"partial ({len(run.partial)} reason(s) on the page)",
-                "skipped": f"skipped ({run.reason})",
-                "failed": f"FAILED ({run.error})"}[run.status]
-        bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
+    warmer = Warmer.start(data, context, sections) if "lp" not in data.dims else None
+    try:
+        for k, sec in enumerate(sections, 1):
+            bar.start(f"[{k}/{n}] {sec.title}")
+            start = time.perf_counter()
+            if warmer is not None:
+                warmer.wait(sec.key)
+            runs.append(_run_one(data, context, sec))
+            run = runs[-1]
+            tail = {"ok": "done",
+                    "partial": f"partial ({len(run.partial)} reason(s) on the page)",
+                    "skipped": f"skipped ({run.reason})",
+                    "failed": f"FAILED ({run.error})"}[run.status]
+            run.seconds = time.perf_counter() - start
+            bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
+    finally:
+        if warmer is not None:
+            warmer.stop()
     bar.close()
     return runs
+
+
+def _run_one(data: xr.Dataset, context: Context, sec: Section) -> SectionRun:
+    """One section, timed, its warnings collected; an exception becomes a failed run."""
+    from bayesmeta.report._layout import figure_png
+
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = (Skipped(lp_reason(data)) if "lp" in data.dims
+                   and not sec.language_pairs else sec.run(data, context))
+            pngs = [figure_png(f) for f in (out.figures if isinstance(
+                out, SectionOutput) else [])]
+        except Exception as err:  # a failing section must not stop the report
+            tb = traceback.extract_tb(err.__traceback__)
+            where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+            run = SectionRun(sec.key, sec.title, "failed", time.perf_counter() - start,
+                             error=f"{type(err).__name__}: {err}{where}")
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
+        else:
+            secs = time.perf_counter() - start
+            if isinstance(out, Skipped):
+                run = SectionRun(sec.key, sec.title, "skipped", secs, reason=out.reason)
+            else:
+                why = partial_reasons(out)
+                run = SectionRun(sec.key, sec.title, "partial" if why else "ok", secs,
+                                 output=out, images=[u for u, _ in pngs],
+                                 image_info=[i for _, i in pngs], partial=why)
+    seen: list[str] = []
+    for w in caught:
+        text = f"{w.category.__name__}: {w.message}"
+        if text not in seen:
+            seen.append(text)
+    run.warnings = seen
+    return run
 
 
 def convergence_problems(runs: Sequence[SectionRun]) -> pd.DataFrame:

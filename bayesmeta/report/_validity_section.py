@@ -35,7 +35,7 @@ from bayesmeta.report._core import ESS_MIN, RHAT_MAX, Context, Section, SectionO
 from bayesmeta.report._panel_sections import bayes_cfa, cfa_panel, wlsmv_cfa
 
 __all__ = ["SHARES", "VALIDITY_SECTION", "Route", "bayes_routes", "combined",
-           "joint_fit", "posterior_convergence", "validity_section"]
+           "joint_fit", "posterior_convergence", "validity_section", "validity_warm"]
 
 #: The estimands of the section's first table (per metric).
 SHARES = ("trait_share", "other_traits_share", "error_share")
@@ -161,7 +161,7 @@ class Route:
 
 def joint_fit(ds: xr.Dataset, fit: Any, ctx: Context) -> Any:
     """The joint route: ``bm.metric_variance(ds, fit, estimator="joint")`` on the report's
-    Bayesian CFA with the report's seed, sampler setting and interval."""
+    Bayesian CFA (or its syntax) with the report's seed, sampler setting and interval."""
     from bayesmeta.validity import metric_variance
 
     return metric_variance(ds, fit, estimator="joint", ci_prob=ctx.ci_prob,
@@ -204,6 +204,18 @@ def bayes_routes(ds: xr.Dataset, ctx: Context, syntax: str) -> tuple[list[Route]
         return [mod, jr], ["The modular route leads: the joint route's chains did not meet "
                            "the convergence targets."]
     return [jr, mod], []
+
+
+def validity_warm(ds: xr.Dataset, ctx: Context) -> None:
+    """The section's compile-cache warm-up (``Section.warm``; :mod:`bayesmeta.report._warm`):
+    the joint route's call on the CFA section's model. The modular route samples nothing,
+    and the Bayesian CFA is the CFA section's."""
+    if ctx.bayes != "full" or "score" not in ds or _n(ds, "metric") < 1:
+        return
+    panel = cfa_panel(ds, ctx)
+    if not isinstance(panel, Skipped):
+        ds, _, syntax = panel
+        joint_fit(ds, syntax, ctx)  # the joint model depends on the CFA's syntax only
 
 
 def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -293,4 +305,5 @@ def validity_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
 
 #: The section's registration (listed in :data:`bayesmeta.report.sections.SECTIONS`).
 VALIDITY_SECTION = Section("metric_validity", TITLE, validity_section,
-                           options=("ci_prob", "resampling", "random_seed", "bayes"))
+                           options=("ci_prob", "resampling", "random_seed", "bayes"),
+                           warm=validity_warm)

@@ -527,11 +527,11 @@ SECTIONS: list[Section] = [
     Section("reference_free", "Reference-free vs reference-based metrics",
             reference_free_section, options=("ci_prob", "resampling", "random_seed")),
     Section("rater", "Rater diagnosis", rater_section, bayesian=True,
-            options=("ci_prob", "random_seed", "bayes")),
+            options=("ci_prob", "random_seed", "bayes"), warm=rater_section),
     JUDGES_SECTION,
     WMT_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
-            options=("ci_prob", "random_seed", "bayes", "loo")),
+            options=("ci_prob", "random_seed", "bayes", "loo"), warm=cfa_section),
     VALIDITY_SECTION,
 ]
 
