@@ -74,13 +74,20 @@ def test_warmer_runs_each_warm_function_in_order_and_reports_failures(tmp_path):
     assert not Path(w.folder).exists()
 
 
-@pytest.mark.parametrize("case", ["off", "first only", "unpicklable"])
-def test_no_child_where_nothing_can_be_warmed(case):
+@pytest.mark.parametrize("case", ["off", "first only", "unpicklable", "no disk cache"])
+def test_no_child_where_nothing_can_be_warmed(case, monkeypatch):
+    import pytensor
+
+    if case == "no disk cache":  # the child's kernels would be lost: nothing to gain
+        monkeypatch.setattr(pytensor.config, "numba__cache", False)
     ctx = Context(traits=["COH"], bayes="off" if case == "off" else "full")
     if case == "first only":  # the first section compiles in the report's own process
         sections = [Section("rater", "Rater", data_section, warm=rater_section)]
     else:
-        sections = _sections(("rater", rater_section if case == "off" else lambda d, c: None))
+        def local(data, context):  # a local function: pickle cannot name it
+            return None
+
+        sections = _sections(("rater", local if case == "unpicklable" else rater_section))
     assert Warmer.start(None, ctx, sections) is None
 
 

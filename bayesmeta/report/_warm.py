@@ -41,10 +41,10 @@ class Warmer:
     """The child process that warms the compile cache, and what it has finished.
 
     ``Warmer.start(data, context, sections)`` returns None where nothing is to be warmed
-    (``bayes="off"``, or no section after the first has a ``warm`` function) or the child
-    cannot be started; else the running warmer. ``wait(key)`` blocks until the child is
-    done with section ``key`` (or has died, or :data:`MAX_WAIT` passed); ``stop()`` ends
-    the child and removes its files.
+    (``bayes="off"``, no section after the first has a ``warm`` function, or PyTensor
+    keeps no on-disk cache) or the child cannot be started; else the running warmer.
+    ``wait(key)`` blocks until the child is done with section ``key`` (or has died, or
+    :data:`MAX_WAIT` passed); ``stop()`` ends the child and removes its files.
     """
 
     def __init__(self, proc: subprocess.Popen, keys: list[str], folder: str) -> None:
@@ -61,7 +61,7 @@ class Warmer:
         # a first section compiles at once in this process: warming it would only
         # duplicate that work
         jobs = [(s.key, s.warm) for s in sections[1:] if s.warm is not None]
-        if not jobs:
+        if not jobs or not _disk_cache_on():
             return None
         folder = tempfile.mkdtemp(prefix="bayesmeta-warm-")
         try:
@@ -119,6 +119,14 @@ class Warmer:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _disk_cache_on() -> bool:
+    """Whether PyTensor keeps its numba kernels on disk (``config.numba__cache``): without
+    it the child's compile would be lost, and a section waiting for it would compile twice."""
+    import pytensor
+
+    return bool(getattr(pytensor.config, "numba__cache", False))
 
 
 def _child(path: str) -> None:
