@@ -35,7 +35,7 @@ import time
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -212,13 +212,15 @@ def _compiled_nutpie(model: Any, var_names: Sequence[str] | None = None,
     return compiled, seconds
 
 
-class CompileOnly(Exception):
+class CompileOnly(BaseException):
     """Raised by :func:`sample` and :func:`sample_together` inside :func:`compile_only`,
-    once the model (or every model) is compiled: nothing was sampled."""
+    once the model (or every model) is compiled: nothing was sampled. A ``BaseException``
+    (as ``KeyboardInterrupt``), so that no ``except Exception`` between the sampler and
+    the caller of :func:`compile_only` can catch it and go on to sample."""
 
 
 @contextlib.contextmanager
-def compile_only() -> Any:
+def compile_only() -> Iterator[None]:
     """Inside this block, :func:`sample` and :func:`sample_together` compile their models
     for nutpie and raise :class:`CompileOnly` instead of sampling.
 

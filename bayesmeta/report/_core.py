@@ -302,8 +302,9 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
     n = len(sections)
     bar = _Progress(n, progress)
     context.progress = bar.bar is not None
-    warmer = Warmer.start(data, context, sections) if "lp" not in data.dims else None
+    warmer = None
     try:
+        warmer = Warmer.start(data, context, sections) if "lp" not in data.dims else None
         for k, sec in enumerate(sections, 1):
             bar.start(f"[{k}/{n}] {sec.title}")
             start = time.perf_counter()
@@ -315,7 +316,7 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
                     "partial": f"partial ({len(run.partial)} reason(s) on the page)",
                     "skipped": f"skipped ({run.reason})",
                     "failed": f"FAILED ({run.error})"}[run.status]
-            run.seconds = time.perf_counter() - start
+            run.seconds = time.perf_counter() - start  # the wait for the warm-up included
             bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
     finally:
         if warmer is not None:

@@ -26,7 +26,8 @@ from bayesmeta.report._blocks import (
 )
 from bayesmeta.report._core import Context, Finding, SectionOutput, Skipped, TableBlock
 
-__all__ = ["cfa_bayes", "cfa_panel", "cfa_section", "rater_section", "wlsmv_cfa"]
+__all__ = ["cfa_bayes", "cfa_panel", "cfa_section", "cfa_warm", "rater_section",
+           "wlsmv_cfa"]
 
 
 def rater_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:
@@ -176,6 +177,16 @@ def cfa_bayes(ds: xr.Dataset, ctx: Context, syntax: str, traits: list[str]
             line = (f"LOO prefers '{best}' by {d:.1f} elpd (se {se:.1f}); a difference is "
                     f"worth reporting when it is several times its se.")
     return tables, results, line
+
+
+def cfa_warm(ds: xr.Dataset, ctx: Context) -> None:
+    """The section's compile-cache warm-up (``Section.warm``; :mod:`bayesmeta.report._warm`):
+    its Bayesian ordinal CFA, with ``bayes="full"`` only (the WLSMV fit is not needed)."""
+    if ctx.bayes != "full":
+        return
+    panel = cfa_panel(ds, ctx)
+    if not isinstance(panel, Skipped):
+        bayes_cfa(panel[0], ctx, panel[2])
 
 
 def cfa_section(ds: xr.Dataset, ctx: Context) -> SectionOutput | Skipped:

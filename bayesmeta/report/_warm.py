@@ -47,7 +47,8 @@ class Warmer:
     :data:`MAX_WAIT` passed); ``stop()`` ends the child and removes its files.
     """
 
-    def __init__(self, proc: subprocess.Popen, keys: list[str], folder: str) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], keys: list[str],
+                 folder: str) -> None:
         self.proc, self.keys, self.folder = proc, keys, folder
         self.done: dict[str, str] = {}  # key -> "done" or "error ..."
         self._cond = threading.Condition()
@@ -56,31 +57,40 @@ class Warmer:
 
     @classmethod
     def start(cls, data: Any, context: Any, sections: Sequence[Any]) -> Warmer | None:
+        """Start the child for the sections after the first that have a ``warm``
+        function; None where there is nothing to gain or it cannot start."""
         if getattr(context, "bayes", "off") == "off":
             return None
         # a first section compiles at once in this process: warming it would only
         # duplicate that work
         jobs = [(s.key, s.warm) for s in sections[1:] if s.warm is not None]
-        if not jobs or not _disk_cache_on():
+        if not jobs or not _disk_cache_on() or not sys.executable \
+                or getattr(sys, "frozen", False):
             return None
         folder = tempfile.mkdtemp(prefix="bayesmeta-warm-")
         try:
             payload = Path(folder) / "job.pkl"
             ctx = replace(context, fits={}, progress=False)
             payload.write_bytes(pickle.dumps((data, ctx, jobs)))
-            root = str(Path(__file__).resolve().parents[2])
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                [root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+            root = Path(__file__).resolve().parents[2]
+            path = [os.environ.get("PYTHONPATH", "")]
+            if root.name not in ("site-packages", "dist-packages"):  # a source tree
+                path.insert(0, str(root))
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
             with open(Path(folder) / "child.log", "wb") as log:
+                # -P and cwd: the child imports this bayesmeta, not one in a working folder
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "bayesmeta.report._warm", str(payload)],
-                    stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env)
+                    [sys.executable, "-P", "-m", "bayesmeta.report._warm", str(payload),
+                     str(os.getpid())],
+                    stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
+                    cwd=folder)
         except Exception:  # an optimisation only: the report runs without it
             shutil.rmtree(folder, ignore_errors=True)
             return None
         return cls(proc, [k for k, _ in jobs], folder)
 
     def _read(self) -> None:
+        """The reader thread: records the child's ``done KEY`` / ``error KEY TYPE`` lines."""
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             word, _, rest = raw.decode(errors="replace").strip().partition(" ")
@@ -94,7 +104,8 @@ class Warmer:
 
     def wait(self, key: str, timeout: float = MAX_WAIT) -> float:
         """Block until the child is done with ``key`` (or has exited, or ``timeout``);
-        returns the seconds waited."""
+        returns the seconds waited. After a timeout the child is stopped, so that no later
+        section waits for it again."""
         t0 = time.perf_counter()
         if key not in self.keys:
             return 0.0
@@ -104,6 +115,9 @@ class Warmer:
                 if left <= 0:
                     break
                 self._cond.wait(min(left, 1.0))
+            late = key not in self.done and self._reader.is_alive()
+        if late:
+            self.stop()
         return time.perf_counter() - t0
 
     def stop(self) -> None:
@@ -116,7 +130,7 @@ class Warmer:
                 self.proc.kill()
                 self.proc.wait()
         self._reader.join(5)
-        if self.proc.stdout is not None:
+        if self.proc.stdout is not None and not self._reader.is_alive():
             self.proc.stdout.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -129,15 +143,20 @@ def _disk_cache_on() -> bool:
     return bool(getattr(pytensor.config, "numba__cache", False))
 
 
-def _child(path: str) -> None:
-    """The child: each section's warm function inside ``compile_only``, in order."""
+def _child(path: str, parent: int) -> None:
+    """The child: each section's warm function inside ``compile_only``, in order; it reads
+    and deletes the job file first, and stops when its parent has gone."""
     import warnings
 
     from bayesmeta.sampling import CompileOnly, compile_only
 
     warnings.simplefilter("ignore")
-    data, ctx, jobs = pickle.loads(Path(path).read_bytes())
+    job = Path(path)
+    data, ctx, jobs = pickle.loads(job.read_bytes())
+    job.unlink()  # a copy of the user's data: not left behind if the report is killed
     for key, warm in jobs:
+        if os.getppid() != parent:
+            return
         try:
             with compile_only():
                 warm(data, ctx)
@@ -149,5 +168,5 @@ def _child(path: str) -> None:
         print(f"done {key}", flush=True)
 
 
-if __name__ == "__main__":  # python -m bayesmeta.report._warm JOB.pkl
-    _child(sys.argv[1])
+if __name__ == "__main__":  # python -P -m bayesmeta.report._warm JOB.pkl PARENT_PID
+    _child(sys.argv[1], int(sys.argv[2]))

@@ -42,6 +42,7 @@ from bayesmeta.report._panel_sections import (  # noqa: F401 (tests import _cfa_
     _cfa_syntax,
     cfa_bayes,
     cfa_section,
+    cfa_warm,
     rater_section,
 )
 from bayesmeta.report._validity_section import VALIDITY_SECTION
@@ -531,7 +532,7 @@ SECTIONS: list[Section] = [
     JUDGES_SECTION,
     WMT_SECTION,
     Section("cfa", "Ordinal confirmatory factor analysis", cfa_section,
-            options=("ci_prob", "random_seed", "bayes", "loo"), warm=cfa_section),
+            options=("ci_prob", "random_seed", "bayes", "loo"), warm=cfa_warm),
     VALIDITY_SECTION,
 ]
 
