@@ -164,7 +164,7 @@ def metric_variance(
         ``estimator="joint"``: sampler settings (defaults: 4 chains, 500 tuning
         iterations, then draws until the validity coefficients, error shares and sds and
         the CFA's loadings and factor correlations reach R-hat <= 1.01 and bulk and tail
-        ESS >= 400, checked from 250 draws per chain on).
+        ESS >= 400).
     random_seed : int, optional
     progress : bool, optional
         ``estimator="joint"``: show the sampler's progress bar.
