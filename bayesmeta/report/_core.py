@@ -172,7 +172,9 @@ class Section:
     #: A Bayesian section's compile-cache warm-up: a function ``(data, context)`` (an
     #: importable, picklable one) that reaches the section's first sampler call, which a
     #: second process runs inside :func:`bayesmeta.sampling.compile_only` while the report's
-    #: earlier sections run (:mod:`bayesmeta.report._warm`). Usually ``run`` itself.
+    #: earlier sections run (:mod:`bayesmeta.report._warm`): ``run`` itself where the first
+    #: sampler call is the one to warm (the rater section), else a function that goes
+    #: straight to it (the CFA's and metric validity's).
     warm: Callable[[xr.Dataset, Context], Any] | None = None
 
 
@@ -310,13 +312,12 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
             start = time.perf_counter()
             if warmer is not None:
                 warmer.wait(sec.key)
-            runs.append(_run_one(data, context, sec))
-            run = runs[-1]
+            run = _run_one(data, context, sec, start)  # its seconds count the wait
+            runs.append(run)
             tail = {"ok": "done",
                     "partial": f"partial ({len(run.partial)} reason(s) on the page)",
                     "skipped": f"skipped ({run.reason})",
                     "failed": f"FAILED ({run.error})"}[run.status]
-            run.seconds = time.perf_counter() - start  # the wait for the warm-up included
             bar.done(f"[{k}/{n}] {sec.title}: {tail} in {run.seconds:.1f} s")
     finally:
         if warmer is not None:
@@ -325,11 +326,11 @@ def run_sections(data: xr.Dataset, context: Context, sections: Sequence[Section]
     return runs
 
 
-def _run_one(data: xr.Dataset, context: Context, sec: Section) -> SectionRun:
-    """One section, timed, its warnings collected; an exception becomes a failed run."""
+def _run_one(data: xr.Dataset, context: Context, sec: Section, start: float) -> SectionRun:
+    """One section, timed from ``start`` (``time.perf_counter()``), its warnings collected;
+    an exception becomes a failed run."""
     from bayesmeta.report._layout import figure_png
 
-    start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
