@@ -93,7 +93,7 @@ def one(seed: int, args: argparse.Namespace) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = bm.metric_variance(ds, model, estimator="joint", random_seed=seed,
-                                 residuals=args.residuals)
+                                 residuals=args.residuals, sampling=args.sampling)
     secs = time.perf_counter() - t0
     post = res.idata.posterior
     rec: dict = {"seed": seed, "shape": [args.systems, args.items, 3, args.traits,
@@ -103,6 +103,7 @@ def one(seed: int, args: argparse.Namespace) -> dict:
                  "stop_reason": post.attrs.get("stop_reason"),
                  "parameterization": post.attrs.get("parameterization", "noncentred"),
                  "residuals": args.residuals, "error_corr": args.error_corr,
+                 "sampling": args.sampling or "defaults",
                  "compiled_before": int(post.attrs.get("compiled_before", 0)),
                  "seconds_compile": round(float(post.attrs.get("seconds_compile", 0)), 1),
                  "seconds_warmup": round(float(post.attrs.get("seconds_warmup", 0)), 1),
@@ -418,6 +419,9 @@ def main() -> None:
     parser.add_argument("--error-corr", type=float, default=0.0,
                         help="simulate metric errors with this correlation in every pair "
                              "(simulate_joint_validity's error_corr; pass --out)")
+    parser.add_argument("--sampling", type=json.loads, default=None, metavar="JSON",
+                        help="sampling= of the joint fit (default: its defaults), e.g. "
+                             "'{\"tune\": 350}'; recorded in each line")
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.out is None:

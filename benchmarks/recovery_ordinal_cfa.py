@@ -52,9 +52,11 @@ def refit_intervals(model, design, *, seed: int, tune: int, draws: int) -> tuple
     :data:`PARAMS`, 94% HDIs from :func:`bayesmeta.summaries.summarize` (also used by
     ``skew_recovery_ordinal_cfa.py``)."""
     from bayesmeta.sampling import sample
+    from bayesmeta.validity._cfa_build import anchor_cuts
 
     idata = sample(model, {"chains": 2, "cores": 2, "tune": tune, "draws": draws},
-                   data={"obs_row": design.row, "obs_ind": design.ind, "obs_cat": design.cat},
+                   data={"obs_row": design.row, "obs_ind": design.ind, "obs_cat": design.cat,
+                         "threshold_anchor_cut": anchor_cuts(design)},
                    random_seed=seed)
     return idata, _intervals(idata.posterior)
 

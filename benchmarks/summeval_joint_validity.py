@@ -125,6 +125,10 @@ def main() -> None:
                "max_r_hat": float(tab.loc[key, "r_hat"].max()),
                "min_ess_bulk": float(tab.loc[key, "ess_bulk"].min()),
                "min_ess_tail": float(tab.loc[key, "ess_tail"].min()),
+               # every row of the table (what the stopping rule reads since stop 45)
+               "table_max_r_hat": float(tab["r_hat"].max()),
+               "table_min_ess_bulk": float(tab["ess_bulk"].min()),
+               "table_min_ess_tail": float(tab["ess_tail"].min()),
                "classical_seconds": round(t_classical, 1), **two_stage,
                "seconds_warmup": round(float(post.attrs.get("seconds_warmup", 0)), 1),
                "leapfrog_steps": int(res.idata.sample_stats["n_steps"].sum()),

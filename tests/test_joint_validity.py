@@ -358,6 +358,52 @@ def test_bad_input_is_refused_with_a_named_reason(small):
         bm.metric_variance(small, TWO, estimator="joint", metrics=["nope"])
 
 
+def test_adaptive_length_and_convergence_check_read_every_row_of_the_table(small):
+    """The quantities behind the stopping rule and the convergence check hold every row of
+    summary(), with the table's own R-hat and ESS (stop 44: a trait share at R-hat 1.014
+    had stopped the sampler, because only the coefficients and error shares were read).
+    Made-up draws, one chain shifted, so that the R-hats differ from row to row."""
+    import arviz as az
+    import xarray as xr
+
+    from bayesmeta.summaries import diagnose
+    from bayesmeta.validity._factor_common import _claims
+    from bayesmeta.validity.joint_model import (
+        add_estimands,
+        estimand_table,
+        prepare,
+        reported_quantities,
+    )
+
+    jd = prepare(small, TWO, None, None, "first")
+    traits, metrics = list(jd.design.factors), list(jd.metrics)
+    claimed = _claims(small, metrics, traits, None)
+    assert claimed  # the trait shares and specificities are in the table
+    rng = np.random.default_rng(5)
+    C, D, M, T = 4, 200, len(metrics), len(traits)
+    loading = rng.normal(0.5, 0.1, (C, D, M, T))
+    loading[0] += 0.05
+    rho = np.clip(rng.normal(0.4, 0.05, (C, D)), -0.9, 0.9)
+    corr = np.ones((C, D, T, T))
+    corr[..., 0, 1] = corr[..., 1, 0] = rho
+    post = xr.Dataset({
+        "metric_loading": (("chain", "draw", "metric", "trait"), loading),
+        "error_sd": (("chain", "draw", "metric"), np.abs(rng.normal(0.7, 0.05, (C, D, M)))),
+        "factor_corr": (("chain", "draw", "trait", "trait2"), corr),
+        "loading_std": (("chain", "draw", "indicator"),
+                        rng.uniform(0.6, 0.9, (C, D, jd.design.n_indicators))),
+    }, coords={"metric": metrics, "trait": traits, "trait2": traits})
+    rep = reported_quantities(jd, traits, claimed)(az.InferenceData(posterior=post))
+    full = post.copy()
+    table = estimand_table(add_estimands(full, jd), full, traits, metrics, claimed, 0.94)
+    assert rep["metric_variance"].sizes["row"] == len(table)
+    diag = diagnose(rep)
+    for stat in ("r_hat", "ess_bulk", "ess_tail"):
+        np.testing.assert_allclose(diag[f"metric_variance__{stat}"].values,
+                                   table[stat].values, rtol=1e-10)
+    assert np.ptp(table["r_hat"].values) > 0.01
+
+
 # ---------------------------------------------------------------------------- fits (slow)
 @pytest.mark.slow
 def test_joint_fit_shapes_names_and_routes(small, tmp_path):
@@ -465,3 +511,42 @@ def test_method_factors_fit_end_to_end(small, tmp_path):
     path = tmp_path / "joint_method.nc"
     res.save(path)
     np.testing.assert_allclose(bm.load(path).summary()["mean"], tab["mean"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("route", ["marginal", "correlated", "noncentred"])
+def test_a_cached_joint_model_refitted_to_new_data_is_the_model_of_that_data(route):
+    """The joint model is compiled once per shape and refitted through its data containers.
+    Its threshold anchors are data too: the model built from dataset A with B's data set
+    has B's own model's log density at every point. Before stop 45 the anchors stayed A's,
+    so B's draws depended on which dataset the process had fitted first."""
+    import pymc as pm
+
+    from bayesmeta.validity._cfa_build import anchor_cuts
+    from bayesmeta.validity._joint_build import (
+        build_joint_model,
+        build_marginal_joint_model,
+        model_data,
+        prepare,
+    )
+    from bayesmeta.validity._joint_correlated import (
+        build_correlated_joint_model,
+        correlated_data,
+    )
+
+    jds = [prepare(simulate_joint_validity(s, n_systems=4, n_items=15, n_traits=2,
+                                           n_metrics=3), TWO, None, None, "first")
+           for s in (4, 7)]
+    assert not np.array_equal(anchor_cuts(jds[0].design), anchor_cuts(jds[1].design))
+    build = {"marginal": lambda jd: build_marginal_joint_model(jd, method_factors=0),
+             "correlated": build_correlated_joint_model,
+             "noncentred": lambda jd: build_joint_model(jd, parameterization="noncentred")}
+    values = {"marginal": lambda jd: model_data(jd, "marginal"),
+              "correlated": correlated_data, "noncentred": model_data}
+    model_a, model_b = (build[route](jd) for jd in jds)
+    with model_a:
+        pm.set_data(values[route](jds[1]))
+    rng = np.random.default_rng(0)
+    point = {k: v + rng.uniform(-0.3, 0.3, np.shape(v))
+             for k, v in model_b.initial_point().items()}
+    np.testing.assert_allclose(model_a.compile_logp()(point),
+                               model_b.compile_logp()(point), rtol=1e-9)

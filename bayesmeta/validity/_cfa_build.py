@@ -177,11 +177,14 @@ def model_coords(design: Design) -> dict[str, object]:
 
 
 def _structural_parameters(design: Design, loading_prior: tuple[float, float],
-                           lkj_eta: float):
+                           lkj_eta: float, anchor_data: bool = False):
     """Inside a model context: the standardized loadings (Beta prior), the standardized
     thresholds (ordered, induced-Dirichlet(1) prior) and the Cholesky factor of the factor
     correlations (LKJ per block), shared by :func:`build_model` and
-    :func:`build_augmented_model`. Returns ``(loading_std, threshold_std, chol, psi)``."""
+    :func:`build_augmented_model`. Returns ``(loading_std, threshold_std, chol, psi)``.
+    ``anchor_data``: hold the anchor cuts (:func:`anchor_cuts`) in a ``pm.Data`` container
+    ``threshold_anchor_cut``, so that a model refitted to other data of the same shape
+    samples in that data's own coordinates (the initial values stay the build data's)."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -199,7 +202,8 @@ def _structural_parameters(design: Design, loading_prior: tuple[float, float],
     anchor = pm.Flat("threshold_anchor", dims="indicator", initval=th0[np.arange(J), k0])
     log_gaps = pm.Flat("threshold_log_gaps", shape=(J, K - 2), initval=gaps0)
     cum = pt.concatenate([pt.zeros((J, 1)), pt.cumsum(pt.exp(log_gaps), axis=1)], axis=1)
-    tau = anchor[:, None] + cum - cum[np.arange(J), k0][:, None]
+    k = pm.Data("threshold_anchor_cut", k0.astype(np.int64)) if anchor_data else k0
+    tau = anchor[:, None] + cum - cum[np.arange(J), k][:, None]
     # uniform prior on the model-implied marginal category probabilities
     # p = diff(Phi([-inf, tau, inf])): density prod phi(tau_k), Jacobian prod gaps
     pm.Potential("threshold_prior", pt.sum(-0.5 * tau**2) + pt.sum(log_gaps))
@@ -254,8 +258,9 @@ def build_model(
         Keep the factor scores as a Deterministic (needed for ``factor_scores()``).
     data_containers : bool
         Hold the long-form data in ``pm.Data`` containers ``obs_row``, ``obs_ind``,
-        ``obs_cat`` (interval likelihood), so that one compiled model refits any dataset
-        with the same number of outputs and ratings (simulation studies).
+        ``obs_cat`` (interval likelihood) and the thresholds' anchor cuts in
+        ``threshold_anchor_cut`` (:func:`anchor_cuts`), so that one compiled model refits
+        any dataset with the same number of outputs and ratings (simulation studies).
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -268,7 +273,8 @@ def build_model(
     N, F, J, K = design.n_rows, design.n_factors, design.n_indicators, design.n_categories
     coords = model_coords(design)
     with pm.Model(coords=coords) as model:
-        lstd, tau, chol, _ = _structural_parameters(design, loading_prior, lkj_eta)
+        lstd, tau, chol, _ = _structural_parameters(design, loading_prior, lkj_eta,
+                                                    anchor_data=data_containers)
         one_minus = (1.0 - lstd) * (1.0 + lstd)
         resid_sd = pt.sqrt(one_minus)  # sd of y* given eta on the standardized scale
         # ---- factor scores ------------------------------------------------------------

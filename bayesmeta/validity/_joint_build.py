@@ -26,6 +26,7 @@ from bayesmeta._ordinal import padded_cutpoints
 from bayesmeta.validity._cfa_build import (
     Design,
     _structural_parameters,
+    anchor_cuts,
     build_model,
     category_slots,
     model_coords,
@@ -119,9 +120,9 @@ def model_key(jd: JointData, errors: str, parameterization: str,
               method_factors: int = 0) -> tuple:
     """What the compiled model depends on besides the data values (the data are in
     ``pm.Data`` containers): refits of same-shaped data reuse the compilation. The
-    thresholds' anchor cut and starting values then come from the first dataset of that
-    shape; any anchor gives the same model (the prior is on the thresholds themselves,
-    with the Jacobian of the gaps), so only the starting point differs."""
+    thresholds' anchor cuts (:func:`~bayesmeta.validity._cfa_build.anchor_cuts`), which
+    set the sampler's coordinates, are data too, so a fit's draws do not depend on which
+    dataset of the shape the process fitted first."""
     d = jd.design
     return ("joint_validity", d.factors, d.indicators, tuple(d.factor_of.tolist()),
             d.n_categories, d.n_rows, int(d.row.size), d.blocks, len(jd.metrics), errors,
@@ -172,15 +173,18 @@ def model_data(jd: JointData, parameterization: str = "noncentred",
     """Values of the model's data containers (``leaders``: the method factors' leading
     metrics, :func:`method_structure`)."""
     obs = jd.observed
+    anchor = anchor_cuts(jd.design).astype(np.int64)
     if parameterization == "marginal":
         lo, hi = category_slots(jd.design)
-        out = {"lo_slot": lo, "hi_slot": hi, "metric_score": jd.x}
+        out = {"lo_slot": lo, "hi_slot": hi, "metric_score": jd.x,
+               "threshold_anchor_cut": anchor}
         if len(leaders):
             out["method_mask"], out["method_pivot"] = method_structure(len(jd.metrics),
                                                                        leaders)
         return out
     return {"obs_row": jd.design.row, "obs_ind": jd.design.ind, "obs_cat": jd.design.cat,
-            "metric_score": np.where(obs, jd.x, 0.0), "metric_observed": obs.astype(float)}
+            "metric_score": np.where(obs, jd.x, 0.0), "metric_observed": obs.astype(float),
+            "threshold_anchor_cut": anchor}
 
 
 def _metric_priors(M: int, F: int):
@@ -290,7 +294,7 @@ def build_marginal_joint_model(jd: JointData, method_factors: int = 0,
     with pm.Model(coords=coords) as model:
         lo, hi = category_data(vals)
         x = pm.Data("metric_score", vals["metric_score"], dims=("output", "metric"))
-        lstd, tau, chol, _ = _structural_parameters(d, (1.0, 1.0), 1.0)
+        lstd, tau, chol, _ = _structural_parameters(d, (1.0, 1.0), 1.0, anchor_data=True)
         a = pm.Normal("metric_intercept", 0.0, 1.0, dims="metric")
         sd = pm.HalfNormal("error_sd", 1.0, dims="metric", initval=np.full(M, 0.8))
         b = _orthonormal_loadings(chol, M, F)
@@ -501,9 +505,10 @@ def estimand_draws(posterior: xr.Dataset) -> dict[str, np.ndarray]:
 
 
 def reported_dataset(idata: Any) -> xr.Dataset:
-    """The quantities whose R-hat and ESS decide the adaptive length: the validity
-    coefficients and error shares of every metric, the raw error sds and coefficients, and
-    the CFA's loadings and factor correlations."""
+    """The sampled parameters behind the joint model's table: the validity coefficients and
+    error shares of every metric, the raw error sds and coefficients, and the CFA's loadings
+    and factor correlations. The stopping rule and the convergence check read these and
+    every row of the table itself (``joint_model.reported_quantities``)."""
     post = idata.posterior
     parts = estimand_draws(post)
     dims = ("chain", "draw", "metric", "trait")

@@ -50,7 +50,12 @@ from typing import Any
 
 import numpy as np
 
-from bayesmeta.validity._cfa_build import _structural_parameters, category_slots, model_coords
+from bayesmeta.validity._cfa_build import (
+    _structural_parameters,
+    anchor_cuts,
+    category_slots,
+    model_coords,
+)
 
 #: The metric errors' covariance (``residuals=``): ``"auto"``, independent given the
 #: traits (``_joint_build``, with method factors for what they share), or unrestricted.
@@ -108,7 +113,8 @@ def whitened(x: np.ndarray, metrics: tuple[str, ...]) -> dict[str, np.ndarray]:
 def correlated_data(jd: Any) -> dict[str, np.ndarray]:
     """Values of the model's data containers."""
     lo, hi = category_slots(jd.design)
-    return {"lo_slot": lo, "hi_slot": hi, **whitened(jd.x, jd.metrics)}
+    return {"lo_slot": lo, "hi_slot": hi, **whitened(jd.x, jd.metrics),
+            "threshold_anchor_cut": anchor_cuts(jd.design).astype(np.int64)}
 
 
 def build_correlated_joint_model(jd: Any) -> Any:
@@ -138,7 +144,7 @@ def build_correlated_joint_model(jd: Any) -> Any:
         ls = pm.Data("metric_chol", vals["metric_chol"])
         ls_inv = pm.Data("metric_chol_inv", vals["metric_chol_inv"])
         xbar = pm.Data("metric_mean", vals["metric_mean"], dims="metric")
-        lstd, tau, chol, _ = _structural_parameters(d, (1.0, 1.0), 1.0)
+        lstd, tau, chol, _ = _structural_parameters(d, (1.0, 1.0), 1.0, anchor_data=True)
         # ---- the metrics' mean and covariance, around their sample values ---------------
         c = pm.Flat("metric_mean_white", shape=M, initval=np.zeros(M))
         g = pm.Flat("metric_chol_logdiag", shape=M, initval=np.zeros(M))

@@ -48,8 +48,7 @@ import xarray as xr
 from bayesmeta.data import select
 from bayesmeta.options import SamplerOptions, resolve_seed
 from bayesmeta.results import Result, data_hash
-from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, summarize
-from bayesmeta.validity._cfa_build import anchor_cuts
+from bayesmeta.summaries import CI_PROB, MCMC_COLUMNS, diagnose, summarize
 from bayesmeta.validity._factor_common import _claims
 from bayesmeta.validity._joint_build import (
     ERRORS,
@@ -263,17 +262,46 @@ def add_estimands(post: xr.Dataset, jd: JointData) -> dict[str, np.ndarray]:
     return parts
 
 
+def table_draws(parts: Mapping[str, np.ndarray], error_variance: np.ndarray,
+                traits: list[str], metrics: Sequence[str], claimed: Mapping[str, str]
+                ) -> tuple[list[tuple[str, str, str]], xr.DataArray]:
+    """The draws of every row of metric_variance's table, (chain, draw, row), and the rows'
+    keys (estimand, trait, metric), from :func:`estimand_draws`'s parts and the error
+    variances on the metrics' scale (C, D, M)."""
+    keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
+                       error_variance, traits, metrics, claimed, parts.get("method_share"))
+    labels = [f"{e}[{t}, {m}]" if t else f"{e}[{m}]" for e, t, m in keys]
+    return keys, xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"),
+                              coords={"row": labels})
+
+
 def estimand_table(parts: Mapping[str, np.ndarray], post: xr.Dataset, traits: list[str],
                    metrics: Sequence[str], claimed: Mapping[str, str],
                    ci_prob: float) -> pd.DataFrame:
     """metric_variance's table (posterior columns) of the estimands added by
     :func:`add_estimands`."""
-    keys, vals = _rows(parts["beta"], parts["r"], parts["r2"], parts["error_share"],
-                       post["error_variance"].transpose("chain", "draw", "metric").values,
-                       traits, metrics, claimed, parts.get("method_share"))
-    da = xr.DataArray(np.moveaxis(vals, 0, -1), dims=("chain", "draw", "row"))
-    return frame(summarize(da, ci_prob=ci_prob), pd.MultiIndex.from_tuples(keys,
-                                                                             names=INDEX))
+    keys, da = table_draws(parts, post["error_variance"].transpose(
+        "chain", "draw", "metric").values, traits, metrics, claimed)
+    return frame(summarize(da.drop_vars("row"), ci_prob=ci_prob),
+                 pd.MultiIndex.from_tuples(keys, names=INDEX))
+
+
+def reported_quantities(jd: JointData, traits: list[str], claimed: Mapping[str, str]
+                        ) -> Any:
+    """What decides the adaptive length and what the convergence check reads: a function
+    of a trace returning the sampled parameters of :func:`reported_dataset` and **every
+    row of the table** (``metric_variance``), so that no printed row (a trait share, a
+    specificity, an R^2) can stop the sampler or pass the check with R-hat or ESS off
+    target."""
+    def reported(idata: Any) -> xr.Dataset:
+        post = idata.posterior
+        parts = estimand_draws(post)
+        var = np.square(post["error_sd"].transpose("chain", "draw", "metric").values
+                        * np.asarray(jd.scale))
+        _, da = table_draws(parts, var, traits, list(jd.metrics), claimed)
+        return reported_dataset(idata).assign(metric_variance=da)
+
+    return reported
 
 
 def joint_metric_variance(
@@ -411,15 +439,10 @@ def joint_metric_variance(
 
     def build() -> Any:
         if correlated:
-            built = build_correlated_joint_model(jd)
-        elif param == "marginal":
-            built = build_marginal_joint_model(jd, method_factors=K, leaders=leaders)
-        else:
-            built = build_joint_model(jd, errors=errors, parameterization=param)
-        # the thresholds' anchor cut is fixed at build time, from this first dataset of
-        # the shape; a refit's start must use the same cut
-        built.bayesmeta_anchor_cuts = anchor_cuts(jd.design)
-        return built
+            return build_correlated_joint_model(jd)
+        if param == "marginal":
+            return build_marginal_joint_model(jd, method_factors=K, leaders=leaders)
+        return build_joint_model(jd, errors=errors, parameterization=param)
 
     if correlated:
         model = cached_model(model_key(jd, errors, "correlated"), build)
@@ -430,15 +453,16 @@ def joint_metric_variance(
     else:
         model = cached_model(model_key(jd, errors, param), build)
         trace = [v for v in TRACE if v != "error_nu" or errors == "student_t"]
-    start, _ = moment_start(jd.design, jd.x, K, anchor=model.bayesmeta_anchor_cuts,
+    start, _ = moment_start(jd.design, jd.x, K,
                             moments=moments, orthonormal=param == "marginal")
     values = correlated_data(jd) if correlated else model_data(jd, param, leaders)
     if correlated:
         start = correlated_start(start, moments, values["metric_chol"])
     compiled_before = is_compiled(model, trace)
+    reported = reported_quantities(jd, traits, claimed)
     dhash = data_hash(data)
     idata = sample(model, options, data=values, random_seed=seed,
-                   progress=progress, var_names=trace, reported=reported_dataset,
+                   progress=progress, var_names=trace, reported=reported,
                    initial_values=start if init == "moments" else None,
                    attrs={"data_hash": dhash, "errors": errors, "parameterization": param,
                           "residuals": residuals,
@@ -456,9 +480,9 @@ def joint_metric_variance(
     idata.posterior = post
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        conv = check_convergence(idata, ["validity_coefficient", "error_share", "error_sd",
-                                         "metric_loading", "loading_std", "factor_corr"]
-                                 + (["method_share"] if "method_share" in parts else []))
+        checked = reported(idata)
+        conv = check_convergence(idata, list(checked.data_vars),
+                                 diagnostics=diagnose(checked))
         drift_line, drift_note, moved = _drift(fit, jd, post)
         if moved:
             warnings.warn(drift_note, TraitDriftWarning, stacklevel=2)
