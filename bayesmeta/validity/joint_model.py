@@ -83,11 +83,15 @@ from bayesmeta.validity._joint_correlated import (
 )
 from bayesmeta.validity._joint_start import auto_method_factors, moment_solution, moment_start
 
-#: Sampler defaults: 4 chains, 500 tuning iterations, then draws until the reported
-#: quantities (validity coefficients, error shares and sds, the CFA's loadings and factor
-#: correlations) reach R-hat <= 1.01 and bulk and tail ESS >= 400, from 500 per chain on
-#: (a first check at 250 was tried in stop 44 and withdrawn: models/metric_validity.md).
+#: Sampler defaults: 4 chains, 500 tuning iterations, then draws until every row of the
+#: table and the CFA's loadings and factor correlations reach R-hat <= 1.01 and bulk and
+#: tail ESS >= 400, checked from 500 draws per chain on.
 DEFAULTS = {"chains": 4, "tune": 500, "draws": 500}
+#: With ``residuals="correlated"`` (the route of data with more metrics than rating
+#: columns, as SummEval): 350 tuning iterations and the first check at 250 draws per chain
+#: (stop 45, models/metric_validity.md: SummEval seeds 1-3 and the correlated-error
+#: coverage study). The other routes keep :data:`DEFAULTS`, where these are unmeasured.
+CORRELATED_DEFAULTS = {"chains": 4, "tune": 350, "draws": 250}
 #: Where the chains start (``init``): a moment-based solution, or PyMC's initial values.
 INITS = ("moments", "random")
 #: The index of the summary (the same as metric_variance's).
@@ -394,7 +398,7 @@ def joint_metric_variance(
         raise ValueError(f"errors must be one of {ERRORS}, got {errors!r}.")
     if init not in INITS:
         raise ValueError(f"init must be one of {INITS}, got {init!r}.")
-    options = SamplerOptions.coerce(sampling).resolve(**DEFAULTS)
+    sampling_opts = SamplerOptions.coerce(sampling)
     seed = resolve_seed(random_seed)
     jd = prepare(data, fit, metrics, run, reference)
     traits = list(jd.design.factors)
@@ -403,6 +407,7 @@ def joint_metric_variance(
     M, J = len(jd.metrics), jd.design.n_indicators
     residuals = resolve_residuals(residuals, param, M, J)
     correlated = residuals == "correlated"
+    options = sampling_opts.resolve(**(CORRELATED_DEFAULTS if correlated else DEFAULTS))
     if correlated and param != "marginal":
         raise ValueError(f"residuals='correlated' needs normal errors and every metric scored "
                          f"on every rated output (the traits integrated out); this fit "

@@ -162,9 +162,10 @@ def metric_variance(
         fits: one Bayesian-bootstrap draw of item weights per posterior draw.
     sampling : SamplerOptions, dict, "fast" or "full", optional
         ``estimator="joint"``: sampler settings (defaults: 4 chains, 500 tuning
-        iterations, then draws until the validity coefficients, error shares and sds and
-        the CFA's loadings and factor correlations reach R-hat <= 1.01 and bulk and tail
-        ESS >= 400).
+        iterations, then draws until every row of the table and the CFA's loadings and
+        factor correlations reach R-hat <= 1.01 and bulk and tail ESS >= 400, checked from
+        500 draws per chain on; with ``residuals="correlated"`` 350 tuning iterations and
+        checks from 250 draws on).
     random_seed : int, optional
     progress : bool, optional
         ``estimator="joint"``: show the sampler's progress bar.
