@@ -5,6 +5,7 @@ route's formulas on a known covariance, bad input; slow tier: fits and recovery.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -373,6 +374,7 @@ def test_adaptive_length_and_convergence_check_read_every_row_of_the_table(small
         estimand_table,
         prepare,
         reported_quantities,
+        row_diagnostics,
     )
 
     jd = prepare(small, TWO, None, None, "first")
@@ -402,6 +404,11 @@ def test_adaptive_length_and_convergence_check_read_every_row_of_the_table(small
         np.testing.assert_allclose(diag[f"metric_variance__{stat}"].values,
                                    table[stat].values, rtol=1e-10)
     assert np.ptp(table["r_hat"].values) > 0.01
+    # the fit passes those diagnostics to the table instead of computing them again:
+    # the same table, row by row
+    again = estimand_table(add_estimands(post.copy(), jd), full, traits, metrics, claimed,
+                           0.94, diagnostics=row_diagnostics(diag))
+    pd.testing.assert_frame_equal(again, table, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------- fits (slow)

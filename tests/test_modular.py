@@ -13,6 +13,7 @@ study on data simulated from the joint model is ``benchmarks/recovery_joint_vali
 from __future__ import annotations
 
 import types
+import warnings
 
 import arviz as az
 import numpy as np
@@ -393,3 +394,31 @@ def test_score_draws_whose_chains_disagree_are_flagged():
     assert any("do not agree across chains" in n for n in bad.notes)
     _, ok = posterior_convergence(bad)
     assert not ok
+
+
+def test_table_rows_whose_chains_disagree_are_flagged():
+    """The table's own rows are checked too: factor-correlation draws whose chains
+    disagree (the score draws fine) leave the trait shares and R^2 at R-hat far over 1.01,
+    which a ConvergenceWarning and a note name; the fit with agreeing chains has neither."""
+    from bayesmeta.convergence import ConvergenceWarning
+
+    ds, mean, _, _ = _data()
+    fit = _fake_fit(ds, mean)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        good = bm.metric_variance(ds, fit, estimator="modular", random_seed=1)
+    assert not any("row(s) of the table" in n for n in good.notes)
+    post = fit.idata.posterior.copy(deep=True)
+    corr = post["factor_corr"].values
+    rng = np.random.default_rng(4)
+    for c, rho in enumerate((0.3, 0.7)):  # chain 0 near 0.3, chain 1 near 0.7
+        r = rho + rng.normal(0, 0.02, corr.shape[1])
+        corr[c, :, 0, 1] = corr[c, :, 1, 0] = r
+    post["factor_corr"] = (post["factor_corr"].dims, corr)
+    bad_fit = types.SimpleNamespace(idata=az.InferenceData(posterior=post), spec=fit.spec,
+                                    provenance=fit.provenance, loo=fit.loo)
+    with pytest.warns(ConvergenceWarning, match=r"row\(s\) of the table miss"):
+        bad = bm.metric_variance(ds, bad_fit, estimator="modular", random_seed=1)
+    note = next(n for n in bad.notes if "row(s) of the table" in n)
+    assert bad.summary()["r_hat"].max() > 1.1
+    assert f"{bad.summary()['r_hat'].max():.3f}" in note

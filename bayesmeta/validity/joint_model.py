@@ -281,13 +281,23 @@ def table_draws(parts: Mapping[str, np.ndarray], error_variance: np.ndarray,
 
 def estimand_table(parts: Mapping[str, np.ndarray], post: xr.Dataset, traits: list[str],
                    metrics: Sequence[str], claimed: Mapping[str, str],
-                   ci_prob: float) -> pd.DataFrame:
+                   ci_prob: float, *, diagnostics: xr.Dataset | None = None
+                   ) -> pd.DataFrame:
     """metric_variance's table (posterior columns) of the estimands added by
-    :func:`add_estimands`."""
+    :func:`add_estimands`. ``diagnostics``: the rows' R-hat and ESS when already computed
+    (:func:`row_diagnostics`), so that they are not computed twice."""
     keys, da = table_draws(parts, post["error_variance"].transpose(
         "chain", "draw", "metric").values, traits, metrics, claimed)
-    return frame(summarize(da.drop_vars("row"), ci_prob=ci_prob),
+    if diagnostics is not None:
+        diagnostics = diagnostics.drop_vars("row", errors="ignore")
+    return frame(summarize(da.drop_vars("row"), ci_prob=ci_prob, diagnostics=diagnostics),
                  pd.MultiIndex.from_tuples(keys, names=INDEX))
+
+
+def row_diagnostics(diagnostics: xr.Dataset, name: str = "metric_variance") -> xr.Dataset:
+    """The table rows' ``r_hat``, ``ess_bulk`` and ``ess_tail`` out of :func:`diagnose`'s
+    output for a :func:`reported_quantities` dataset (its variable ``name``)."""
+    return xr.Dataset({s: diagnostics[f"{name}__{s}"] for s in MCMC_COLUMNS})
 
 
 def reported_quantities(jd: JointData, traits: list[str], claimed: Mapping[str, str]
@@ -486,14 +496,15 @@ def joint_metric_variance(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         checked = reported(idata)
-        conv = check_convergence(idata, list(checked.data_vars),
-                                 diagnostics=diagnose(checked))
+        diagnostics = diagnose(checked)  # once: the check and the table's columns
+        conv = check_convergence(idata, list(checked.data_vars), diagnostics=diagnostics)
         drift_line, drift_note, moved = _drift(fit, jd, post)
         if moved:
             warnings.warn(drift_note, TraitDriftWarning, stacklevel=2)
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
-    table = estimand_table(parts, post, traits, jd.metrics, claimed, ci_prob)
+    table = estimand_table(parts, post, traits, jd.metrics, claimed, ci_prob,
+                           diagnostics=row_diagnostics(diagnostics))
     add_seconds(idata, "postprocess", time.perf_counter() - t1)
     notes = [str(w.message) for w in caught]
     if drift_note and not moved:  # why the traits could not be compared

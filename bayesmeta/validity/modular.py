@@ -74,6 +74,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayesmeta.data import select
@@ -211,6 +212,30 @@ def score_check(fit: Any, jd: JointData) -> tuple[float, float]:
     r_hat = float(az.rhat(ds)["p"].max())
     ess = float(az.ess(ds, method="bulk")["p"].min())
     return r_hat, ess
+
+
+def _row_check(table: pd.DataFrame, *, fast: bool) -> str | None:
+    """Why the table's own rows cannot be read yet, or None: R-hat and bulk and tail ESS of
+    every row (the CFA's draws of the factor correlations paired with the metrics' exact
+    draws) against the convergence targets (fast-mode targets for a fast-mode CFA)."""
+    from bayesmeta.convergence import ESS_MIN, ESS_MIN_FAST, RHAT_MAX, RHAT_MAX_FAST
+
+    r_max, e_min = (RHAT_MAX_FAST, ESS_MIN_FAST) if fast else (RHAT_MAX, ESS_MIN)
+    rh, eb, et = (table[c].astype(float) for c in ("r_hat", "ess_bulk", "ess_tail"))
+    bad = (rh > r_max) | (eb < e_min) | (et < e_min)
+    if not bad.any():
+        return None
+
+    def label(key: Any) -> str:
+        e, t, m = key
+        return f"{e}[{t}, {m}]" if t else f"{e}[{m}]"
+
+    return (f"{int(bad.sum())} row(s) of the table miss the convergence targets (R-hat <= "
+            f"{r_max}, bulk and tail ESS >= {e_min:g}): max R-hat {rh.max():.3f} "
+            f"({label(rh.idxmax())}), min bulk ESS {eb.min():.0f} ({label(eb.idxmin())}), "
+            f"min tail ESS {et.min():.0f}. They pair the CFA's draws of the factor "
+            f"correlations with the metrics' exact draws: refit the CFA with more draws "
+            f"before reading those rows.")
 
 
 def metric_rng(seed: int, metric: str) -> np.random.Generator:
@@ -356,6 +381,12 @@ def modular_metric_variance(
                f"draws before reading this table.")
         notes.append(msg[0].upper() + msg[1:])
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    rows_msg = _row_check(table, fast=bool(int(cfa_post.attrs.get("fast", 0))))
+    if rows_msg:
+        from bayesmeta.convergence import ConvergenceWarning
+
+        notes.append(rows_msg[0].upper() + rows_msg[1:])
+        warnings.warn(rows_msg, ConvergenceWarning, stacklevel=3)
     notes.append("Error variances (error_variance): in the simulation study their 94% HDIs "
                  "cover the truth less often than nominal (the validity coefficients and "
                  "error shares cover as they should; models/metric_validity.md, 'Modular "
