@@ -120,6 +120,14 @@ def test_partial_centring_weights_and_quality_map():
     np.testing.assert_allclose(np.asarray(p["item_effect_z_zerosum__"]), 0.0, atol=1e-12)
     expect = [loc + 2.0 * 0.3, loc + 2.0 * -0.2, 1.1, -0.5, loc + 2.0 * 0.9]
     np.testing.assert_allclose(q_of(p)[0, 0], expect, rtol=1e-12)
+    # and the free value's density: Normal(w loc, sd_output^w), SciPy's closed form
+    from scipy import stats
+
+    logp_of = m.compile_fn(m.logp(vars=[m["quality_tilde"]], sum=False)[0],
+                           inputs=m.value_vars, on_unused_input="ignore")
+    w = d.centring_weight[0, 0]
+    want = stats.norm.logpdf(p["quality_tilde"][0, 0], w * loc, 2.0 ** w)
+    np.testing.assert_allclose(logp_of(p)[0, 0], want, rtol=1e-12)
 
 
 def test_default_parameterisation_has_fixed_rater_scales(small):
