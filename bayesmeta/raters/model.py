@@ -191,6 +191,10 @@ class RaterBiasResult(Result):
 
 
 # ----------------------------------------------------------------------------- fitting
+#: the output-level latent quality and its sampled coordinates: not kept in the posterior
+LATENT_QUALITY = ("quality", "quality_z", "quality_tilde")
+
+
 def _sample_together(models: list[Any], **kwargs: Any) -> list[Any]:
     """The one place this module samples (bayesmeta.sampling: nutpie by default)."""
     from bayesmeta.sampling import sample_together
@@ -223,17 +227,23 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
         data.append(fields)
         # each trait samples until its reported (derived) quantities meet the targets
         reported.append(lambda tr, d=d: derived_quantities(tr.posterior, d)[names])
+    # every variable but the output-level qualities (1,700 per trait on SummEval), which no
+    # reported quantity reads: not traced, they cost neither compile time (nutpie's
+    # function that expands a draw into the trace) nor memory
+    trace = [v.name for v in (*models[0].free_RVs, *models[0].deterministics)
+             if v.name not in LATENT_QUALITY]
     t0 = time.perf_counter()
     # traits are separate models sampled one after the other, each to its own targets; they
     # share the draw dim, so a trait that needed more draws is thinned to the shortest
     # length and re-checked there (bayesmeta.sampling.sample_together)
     fits = _sample_together(models, options=options, data=data,
                             random_seed=[seed + k for k in range(len(parts))],
-                            progress=progress, attrs=attrs, reported=reported)
+                            progress=progress, attrs=attrs, reported=reported,
+                            var_names=trace)
     seconds = time.perf_counter() - t0
     posts, stats = [], []
     for d, idata in zip(parts, fits, strict=True):
-        post = idata.posterior.drop_vars(["quality", "quality_z", "quality_tilde"], errors="ignore")
+        post = idata.posterior.drop_vars(list(LATENT_QUALITY), errors="ignore")
         posts.append(post.assign_coords(trait=d.traits))
         st = idata.sample_stats[[v for v in ("diverging", "reached_max_treedepth")
                                  if v in idata.sample_stats]]
