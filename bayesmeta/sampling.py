@@ -604,7 +604,9 @@ def _nutpie_kwargs(opts: SamplerOptions, seed: int, progress: bool) -> dict[str,
     return {"tune": opts.tune, "chains": opts.chains, "cores": int(opts.cores or opts.chains),
             "seed": seed, "progress_bar": progress, "save_warmup": False,
             "target_accept": opts.target_accept, "maxdepth": opts.max_treedepth,
-            "low_rank_modified_mass_matrix": opts.mass_matrix == "low_rank"}
+            "low_rank_modified_mass_matrix": opts.mass_matrix == "low_rank",
+            **({"mass_matrix_eigval_cutoff": float(opts.eigval_cutoff)}
+               if opts.mass_matrix == "low_rank" else {})}
 
 
 def _finalise(idata: Any, opts: SamplerOptions, *, seed: int, adaptive: bool,
@@ -625,6 +627,8 @@ def _finalise(idata: Any, opts: SamplerOptions, *, seed: int, adaptive: bool,
         "target_accept": float(opts.target_accept),
         "max_treedepth": int(opts.max_treedepth),
         "mass_matrix": opts.mass_matrix,
+        **({"eigval_cutoff": float(opts.eigval_cutoff)} if opts.mass_matrix == "low_rank"
+           else {}),
         "backend": opts.backend,
         "adaptive": int(adaptive),
         "target_rhat": float(opts.target_rhat),
@@ -692,6 +696,8 @@ def describe_run(idata: Any) -> str:
             f"seed {a.get('random_seed', '?')}")
     if a.get("mass_matrix", "diag") != "diag":
         text += f", {a['mass_matrix']} mass matrix"
+        if "eigval_cutoff" in a:
+            text += f" (eigenvalue cutoff {float(a['eigval_cutoff']):g})"
     if a.get("backend", "numba") != "numba":
         text += f", {a['backend']} backend"
     reason = a.get("stop_reason")

@@ -414,8 +414,12 @@ def test_sampler_options_and_drawn_seed(small):
     seed = res.provenance["random_seed"]
     assert isinstance(seed, int) and calls[0]["random_seed"] == seed
     assert res.provenance["data_hash"] == bm.results.data_hash(small)
-    # this model's own default: the low-rank mass matrix; the user's choice overrides it
-    assert opts.mass_matrix == "low_rank"
+    # this model's own default: the low-rank mass matrix with eigenvalue cutoff 10 (stop
+    # 46); the user's choice overrides it
+    assert (opts.mass_matrix, opts.eigval_cutoff) == ("low_rank", 10.0)
+    _, calls = _run_mocked(small, traits=["COH"], sampling={"eigval_cutoff": 100},
+                           random_seed=2)
+    assert calls[0]["options"].eigval_cutoff == 100
     _, calls = _run_mocked(small, traits=["COH"], sampling={"mass_matrix": "diag"},
                            random_seed=2)
     assert calls[0]["options"].mass_matrix == "diag"

@@ -65,6 +65,8 @@ def test_cached_model_builds_once_per_key():
     ({"max_draws": 0}, "max_draws must be an integer >= 1"),
     ({"max_seconds": -1}, "max_seconds must be > 0"),
     ({"adaptive": "yes"}, "adaptive must be True or False"),
+    ({"eigval_cutoff": 1.0}, "eigval_cutoff must be a number > 1"),
+    ({"eigval_cutoff": "3"}, "eigval_cutoff must be a number > 1"),
 ])
 def test_sample_validates_arguments(options, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -189,6 +191,27 @@ def test_low_rank_mass_matrix_reaches_nutpie():
     diag = sample(m, "fast", random_seed=3)
     assert diag.posterior.attrs["mass_matrix"] == "diag"
     assert not np.allclose(idata.posterior["mu"].values, diag.posterior["mu"].values)
+
+
+def test_eigenvalue_cutoff_reaches_nutpie():
+    """eigval_cutoff is nutpie's mass_matrix_eigval_cutoff: on a posterior with one
+    direction 39 times as wide as the other (correlation 0.95), the default cutoff 100
+    ignores it and 2 corrects it, so the same seed gives other draws; recorded in the
+    provenance and header. With the diagonal mass matrix it is not recorded."""
+    pm = pytest.importorskip("pymc")
+    pytest.importorskip("nutpie")
+    with pm.Model() as m:
+        pm.MvNormal("x", mu=np.zeros(2), cov=np.array([[1.0, 0.95], [0.95, 1.0]]))
+    opts = {"fast": True, "mass_matrix": "low_rank"}
+    wide = sample(m, opts, random_seed=4)
+    narrow = sample(m, {**opts, "eigval_cutoff": 2.0}, random_seed=4)
+    assert wide.posterior.attrs["eigval_cutoff"] == pytest.approx(100.0)
+    assert narrow.posterior.attrs["eigval_cutoff"] == pytest.approx(2.0)
+    assert "eigenvalue cutoff 2" in describe_run(narrow)
+    assert not np.allclose(wide.posterior["x"].values, narrow.posterior["x"].values)
+    again = sample(m, {**opts, "eigval_cutoff": 2.0}, random_seed=4)
+    np.testing.assert_array_equal(again.posterior["x"].values, narrow.posterior["x"].values)
+    assert "eigval_cutoff" not in sample(m, "fast", random_seed=4).posterior.attrs
 
 
 def test_old_keywords_are_refused_and_seed_is_recorded():
@@ -601,3 +624,27 @@ def test_jax_backend_keeps_data_containers_and_initial_values():
         mean, sd = float(post["mu"].mean()), float(post["mu"].std())
         assert abs(mean - np.sum(xx * y) / prec) <= 4 * float(az.mcse(post)["mu"])
         np.testing.assert_allclose(sd, 1 / np.sqrt(prec), rtol=0.1)
+
+
+def test_an_adaptive_run_looks_at_its_chains_every_few_seconds(monkeypatch):
+    """The wait until the next look is capped at MAX_WAIT seconds (ten times the last
+    look's cost when that is more), however slow the rate measured so far: the warm-up's
+    opening iterations are far slower than the rest, and the chains sample on while the run
+    sleeps (stop 46: a 60-second cap let a coherence fit run 3,800 draws per chain where
+    1,331 were kept)."""
+    import types
+
+    from bayesmeta import _adaptive
+
+    slept: list[float] = []
+    monkeypatch.setattr(_adaptive.time, "sleep", slept.append)
+    run = types.SimpleNamespace(opts=SamplerOptions().resolve(), _rate=6.0,
+                                _poll_seconds=0.01, _elapsed=lambda: 1.0)
+    _adaptive.AdaptiveRun._sleep_until(run, 500, 6)  # 6 warm-up iterations in a second
+    assert slept[-1] == pytest.approx(_adaptive.MAX_WAIT)
+    run._poll_seconds = 0.5  # a long trace: looking costs more, so look less often
+    _adaptive.AdaptiveRun._sleep_until(run, 500, 6)
+    assert slept[-1] == pytest.approx(5.0)
+    run._rate = 1000.0  # the expected wait itself when it is shorter
+    _adaptive.AdaptiveRun._sleep_until(run, 500, run.opts.tune + 300)  # 200 draws left
+    assert slept[-1] == pytest.approx(1.05 * 200 / 1000.0)
