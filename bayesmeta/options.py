@@ -92,7 +92,7 @@ class SamplerOptions:
         more than this factor (either way) and ignores the rest (nutpie's
         ``mass_matrix_eigval_cutoff``; package default 100, nutpie's own). Lower values
         correct milder correlations too, at no extra gradient evaluation; the rater model
-        uses 3 (``models/rater.md``).
+        uses 10 (``models/rater.md``).
     fast : bool
         Preview mode: chains, tuning and draws capped at :data:`FAST_SETTINGS`, no adaptive
         extension; recorded and printed on every table it produces. Never report fast-mode

@@ -232,8 +232,8 @@ def _fit(design: RaterDesign, *, discrimination: bool, item_effect: bool, by_tra
         # each trait samples until its reported (derived) quantities meet the targets
         reported.append(lambda tr, d=d: derived_quantities(tr.posterior, d)[names])
     # every variable but the output-level qualities (1,700 per trait on SummEval), which no
-    # reported quantity reads: not traced, they cost neither compile time (nutpie's
-    # function that expands a draw into the trace) nor memory
+    # reported quantity reads: not traced, they cost no memory (the compile time is the
+    # same: 83 s against 85 s, cold, stop 46)
     trace = [v.name for v in (*models[0].free_RVs, *models[0].deterministics)
              if v.name not in LATENT_QUALITY]
     t0 = time.perf_counter()
